@@ -1,0 +1,24 @@
+"""spacy-paraphrase: find paraphrases across the turns of a dialog with spaCy.
+
+Importing the package registers its factories, architectures, scorers and
+readers (they are also exposed through entry points, so a config or
+``nlp.add_pipe`` finds them without this import).
+"""
+from .pair_doc import PairDocError, get_turns, make_pair_doc, TURNS_KEY
+from . import pair_transformer  # noqa: F401  (registers architectures)
+from . import paraphrase_tagger  # noqa: F401
+from .paraphrase_spans import ParaphraseSpans, token_probs
+from . import scorer  # noqa: F401
+from . import corpus  # noqa: F401
+from . import baselines  # noqa: F401
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "make_pair_doc",
+    "get_turns",
+    "PairDocError",
+    "TURNS_KEY",
+    "ParaphraseSpans",
+    "token_probs",
+]

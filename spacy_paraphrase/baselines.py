@@ -1,0 +1,101 @@
+"""Reference baselines that write the same outputs as ``paraphrase_spans``,
+so they are scored by the same scorer:
+
+``lexical``
+    A token gets probability 1 when it is a non-stopword word (lower-cased,
+    containing a letter or digit) that also occurs in the other turn, else 0.
+``always``
+    Every token gets probability 1: the pair is always a paraphrase and every
+    word is highlighted.
+"""
+from typing import Callable, Optional
+
+import numpy
+from spacy.language import Language
+from spacy.pipeline import Pipe
+from spacy.tokens import Doc
+
+from .pair_doc import get_turns
+from .paraphrase_spans import write_paraphrase_annotations
+
+KINDS = ("lexical", "always")
+
+
+def _content_words(span, stop_words) -> set:
+    return {
+        t.lower_
+        for t in span
+        if any(c.isalnum() for c in t.text) and t.lower_ not in stop_words
+    }
+
+
+def baseline_probs(doc: Doc, kind: str, stop_words) -> numpy.ndarray:
+    first, second = get_turns(doc)
+    probs = numpy.zeros((len(doc),), dtype="float32")
+    if kind == "always":
+        probs[first.start : second.end] = 1.0
+        return probs
+    w1 = _content_words(first, stop_words)
+    w2 = _content_words(second, stop_words)
+    shared = w1 & w2
+    for span in (first, second):
+        for t in span:
+            if t.lower_ in shared:
+                probs[t.i] = 1.0
+    return probs
+
+
+class ParaphraseBaseline(Pipe):
+    def __init__(
+        self,
+        nlp: Language,
+        name: str,
+        kind: str,
+        spans_key: str,
+        cats_key: str,
+        scorer: Optional[Callable],
+    ):
+        if kind not in KINDS:
+            raise ValueError(f"Unknown baseline kind {kind!r}; choose one of {KINDS}.")
+        self.name = name
+        self.kind = kind
+        self.stop_words = set(nlp.Defaults.stop_words)
+        self.scorer = scorer
+        self.cfg = {
+            "spans_key": spans_key,
+            "cats_key": cats_key,
+            "threshold": 0.5,
+            "highlight_threshold": 0.5,
+        }
+
+    def __call__(self, doc: Doc) -> Doc:
+        probs = baseline_probs(doc, self.kind, self.stop_words)
+        write_paraphrase_annotations(
+            doc,
+            probs,
+            spans_key=self.cfg["spans_key"],
+            cats_key=self.cfg["cats_key"],
+            threshold=self.cfg["threshold"],
+            highlight_threshold=self.cfg["highlight_threshold"],
+        )
+        return doc
+
+    def score(self, examples, **kwargs):
+        kwargs = dict(kwargs)
+        kwargs.update(self.cfg)
+        kwargs["name"] = self.name
+        return self.scorer(examples, **kwargs)
+
+
+@Language.factory(
+    "paraphrase_baseline",
+    assigns=["doc.spans", "doc.cats"],
+    default_config={
+        "kind": "lexical",
+        "spans_key": "paraphrase",
+        "cats_key": "PARAPHRASE",
+        "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
+    },
+)
+def make_paraphrase_baseline(nlp, name, kind, spans_key, cats_key, scorer):
+    return ParaphraseBaseline(nlp, name, kind, spans_key, cats_key, scorer)

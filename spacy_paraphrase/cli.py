@@ -1,0 +1,208 @@
+"""Command line: ``python -m spacy_paraphrase COMMAND`` (or ``spacy-paraphrase``).
+
+convert         dataset file -> .spacy file of reference pair Docs
+evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
+find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
+baseline        write a pipeline with a reference baseline (lexical / always)
+"""
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import numpy
+import spacy
+import srsly
+import typer
+from spacy.tokens import DocBin
+from spacy.training import Example
+from wasabi import msg
+
+from .converters import CONVERTERS, ConversionError
+from .corpus import PairCorpus
+
+app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
+
+
+@app.command("convert")
+def convert_cli(
+    fmt: str = typer.Argument(..., help=f"Input format: {', '.join(CONVERTERS)}"),
+    input_path: Path = typer.Argument(..., help="Input file"),
+    output_path: Path = typer.Argument(..., help="Output .spacy file"),
+    mode: str = typer.Option("majority", "--mode", help="contextdep: majority | all | soft"),
+    skip_bad: bool = typer.Option(False, "--skip-bad", help="Leave bad rows out (counted) instead of stopping"),
+    lang: str = typer.Option("en", "--lang", help="Language of the blank pipeline used for tokenization"),
+):
+    """Convert a dataset file into a DocBin of reference pair Docs."""
+    if fmt not in CONVERTERS:
+        msg.fail(f"Unknown format {fmt!r}; choose one of {list(CONVERTERS)}", exits=1)
+    nlp = spacy.blank(lang)
+    try:
+        docs, report = CONVERTERS[fmt](input_path, nlp.vocab, mode=mode, skip_bad=skip_bad)
+    except ConversionError as err:
+        msg.fail(f"Conversion stopped: {err}", exits=1)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    DocBin(docs=docs, store_user_data=True).to_disk(output_path)
+    msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
+    for note in report.notes:
+        msg.info(note)
+    if report.skipped:
+        msg.warn(f"Skipped {len(report.skipped)} bad rows:")
+        for err in report.skipped[:20]:
+            print(f"  {err}")
+        if len(report.skipped) > 20:
+            print(f"  ... and {len(report.skipped) - 20} more")
+
+
+def _load(model: str, gpu_id: int):
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    return spacy.load(model)
+
+
+def _examples(nlp, data: Path) -> List[Example]:
+    return list(PairCorpus(data)(nlp))
+
+
+def _print_scores(scores: Dict[str, object]) -> None:
+    rows = []
+    for key, value in scores.items():
+        if isinstance(value, float):
+            rows.append((key, f"{value:.4f}"))
+        elif isinstance(value, int):
+            rows.append((key, str(value)))
+    msg.table(rows, header=("score", "value"), divider=True)
+
+
+def evaluate_pipeline(nlp, examples: List[Example], batch_size: int = 8) -> Dict[str, object]:
+    scores = nlp.evaluate(examples, batch_size=batch_size)
+    return {k: v for k, v in scores.items() if v is not None}
+
+
+@app.command("evaluate")
+def evaluate_cli(
+    model: str = typer.Argument(..., help="Pipeline name or directory"),
+    data: Path = typer.Argument(..., help=".spacy file (or directory) of reference pair Docs"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all scores to this JSON file"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+):
+    """Evaluate a pipeline on pair Docs, keeping their turns and word indices."""
+    nlp = _load(model, gpu_id)
+    examples = _examples(nlp, data)
+    scores = evaluate_pipeline(nlp, examples, batch_size)
+    _print_scores(scores)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, scores)
+        msg.good(f"Saved scores to {output}")
+
+
+def threshold_sweep(
+    nlp,
+    examples: List[Example],
+    pipe_name: str,
+    key: str,
+    values: List[float],
+    batch_size: int = 8,
+) -> List[Dict[str, object]]:
+    """Run the pipeline once, then rescore with each value of ``cfg[key]``
+    (annotations are rewritten from the stored token probabilities)."""
+    from .paraphrase_spans import token_probs, write_paraphrase_annotations
+
+    pipe = nlp.get_pipe(pipe_name)
+    if key not in pipe.cfg:
+        raise ValueError(f"Component {pipe_name!r} has no cfg[{key!r}]; it has {list(pipe.cfg)}")
+    docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+    original = pipe.cfg[key]
+    results = []
+    try:
+        for value in values:
+            pipe.cfg[key] = float(value)
+            for doc in docs:
+                group = doc.spans[pipe.cfg["spans_key"]]
+                write_paraphrase_annotations(
+                    doc,
+                    token_probs(doc, pipe.cfg["spans_key"]),
+                    spans_key=pipe.cfg["spans_key"],
+                    cats_key=pipe.cfg["cats_key"],
+                    threshold=pipe.cfg["threshold"],
+                    highlight_threshold=pipe.cfg["highlight_threshold"],
+                    n_cut=int(group.attrs.get("n_cut_tokens", 0)),
+                )
+            scores = pipe.score(scored)
+            results.append({"value": float(value), **scores})
+    finally:
+        pipe.cfg[key] = original
+    return results
+
+
+def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float) -> None:
+    pipe = nlp.get_pipe(pipe_name)
+    pipe.cfg[key] = float(value)
+    config = nlp.config.copy()
+    config["components"][pipe_name][key] = float(value)
+    nlp._config = config  # keep config.cfg and the component's cfg in agreement
+    nlp.to_disk(model_dir)
+
+
+@app.command("find-threshold")
+def find_threshold_cli(
+    model: str = typer.Argument(..., help="Pipeline directory"),
+    data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
+    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
+    key: str = typer.Option("threshold", "--key", "-k", help="threshold | highlight_threshold"),
+    scores_key: str = typer.Option(
+        "", "--scores-key", "-s",
+        help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for highlight_threshold)",
+    ),
+    start: float = typer.Option(0.05, "--start"),
+    end: float = typer.Option(0.95, "--end"),
+    n_trials: int = typer.Option(19, "--n-trials", "-n"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
+    save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+):
+    """Tune a threshold of a paraphrase component on pair Docs."""
+    nlp = _load(model, gpu_id)
+    examples = _examples(nlp, data)
+    values = [float(v) for v in numpy.linspace(start, end, n_trials)]
+    results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
+    if scores_key:
+        objective = lambda r: r[scores_key]  # noqa: E731
+        label = scores_key
+    elif key == "highlight_threshold":
+        objective = lambda r: (r[f"{pipe_name}_jaccard_first"] + r[f"{pipe_name}_jaccard_second"]) / 2  # noqa: E731
+        label = "mean Jaccard"
+    else:
+        objective = lambda r: r[f"{pipe_name}_pair_macro_f"]  # noqa: E731
+        label = f"{pipe_name}_pair_macro_f"
+    shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
+             f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
+    rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k, 0.0):.4f}" for k in shown] for r in results]
+    msg.table(rows, header=[key, label] + [k.replace(pipe_name + "_", "") for k in shown], divider=True)
+    best = max(results, key=objective)
+    msg.good(f"Best {key} = {best['value']:.3f} ({label} {objective(best):.4f})")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, {"key": key, "objective": label, "best": best["value"], "sweep": results})
+    if save:
+        save_threshold(nlp, Path(model), pipe_name, key, best["value"])
+        msg.good(f"Saved {key} = {best['value']:.3f} in {model}")
+
+
+@app.command("baseline")
+def baseline_cli(
+    kind: str = typer.Argument(..., help="lexical | always"),
+    output_dir: Path = typer.Argument(..., help="Where to write the pipeline"),
+    lang: str = typer.Option("en", "--lang"),
+):
+    """Write a pipeline holding a reference baseline, to evaluate like a model."""
+    nlp = spacy.blank(lang)
+    nlp.add_pipe("paraphrase_baseline", name="paraphrase_spans", config={"kind": kind})
+    nlp.to_disk(output_dir)
+    msg.good(f"Saved the {kind} baseline pipeline to {output_dir}")
+
+
+def main() -> None:
+    app()

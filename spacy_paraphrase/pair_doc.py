@@ -1,0 +1,206 @@
+"""Pair Docs: the one way to build input for spacy-paraphrase.
+
+A *pair Doc* is an ordinary spaCy ``Doc`` holding two consecutive turns of a
+dialog (first turn, then second turn). The turns are marked in
+``doc.spans["turns"]``: exactly two non-empty, non-overlapping spans, the first
+turn before the second. Their labels are the speakers' names when given, else
+``"FIRST"`` and ``"SECOND"``. ``doc.spans["turns"].attrs`` may carry metadata of
+the pair (for example ``"id"``, the ContextDeP QID).
+
+A turn is either a string, tokenized by ``nlp.make_doc``, or a list of words,
+kept exactly one token per word so that word-level annotations map back 1:1.
+Empty words (ContextDeP has them where its text has double spaces) become
+whitespace tokens (``" "``), so word ``i`` of the turn is always token ``i`` of
+the turn and the turn's text is exactly ``" ".join(words)``.
+"""
+from typing import List, Optional, Sequence, Tuple, Union
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.vocab import Vocab
+
+TURNS_KEY = "turns"
+DEFAULT_TURN_LABELS = ("FIRST", "SECOND")
+
+Turn = Union[str, Sequence[str]]
+
+
+class PairDocError(ValueError):
+    """Raised for input that cannot be (or is not) a valid pair Doc."""
+
+
+def words_to_doc(vocab: Vocab, words: Sequence[str]) -> Doc:
+    """Build a Doc with exactly one token per word, text == " ".join(words).
+
+    Empty words become whitespace tokens so that indices never shift. At least
+    one word must be non-empty.
+    """
+    words = list(words)
+    if not words:
+        raise PairDocError("A turn given as a word list must have at least one word.")
+    for w in words:
+        if not isinstance(w, str):
+            raise PairDocError(f"Turn words must be strings, got {type(w).__name__}: {w!r}")
+    n_nonempty = sum(1 for w in words if w)
+    if n_nonempty == 0:
+        raise PairDocError(
+            "A turn must contain at least one non-empty word; got only empty words "
+            f"({len(words)} of them)."
+        )
+    n = len(words)
+    tokens = [w if w else " " for w in words]
+    # Each separator space is either the trailing space of a non-empty word or
+    # is consumed by the whitespace token standing for an empty word.
+    spaces = [bool(w) and i < n - 1 for i, w in enumerate(words)]
+    if not words[-1]:
+        # One separator too many: drop the trailing space of the last non-empty word.
+        last = max(i for i, w in enumerate(words) if w)
+        spaces[last] = False
+    doc = Doc(vocab, words=tokens, spaces=spaces)
+    return doc
+
+
+def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
+    if isinstance(turn, str):
+        if not turn.strip():
+            raise PairDocError(
+                f"The {which} turn is empty or whitespace only ({turn!r}); a pair needs "
+                "text in both turns. Filter such pairs out before calling make_pair_doc."
+            )
+        return nlp.make_doc(turn)
+    if isinstance(turn, Doc):
+        if not turn.text.strip():
+            raise PairDocError(f"The {which} turn Doc is empty or whitespace only.")
+        return turn
+    try:
+        words = list(turn)
+    except TypeError:
+        raise PairDocError(
+            f"The {which} turn must be a string or a list of words, got {type(turn).__name__}."
+        ) from None
+    return words_to_doc(nlp.vocab, words)
+
+
+def make_pair_doc(
+    nlp: Language,
+    first: Turn,
+    second: Turn,
+    *,
+    speakers: Optional[Tuple[str, str]] = None,
+    pair_id: Optional[str] = None,
+) -> Doc:
+    """Build a pair Doc from two turns.
+
+    nlp (Language): provides the vocab and, for string turns, the tokenizer.
+    first, second: each a string (tokenized by ``nlp.make_doc``) or a list of
+        words (one token per word, kept exactly; empty words become whitespace
+        tokens).
+    speakers: optional (first_speaker, second_speaker) names, used as the
+        labels of ``doc.spans["turns"]``.
+    pair_id: optional identifier kept in ``doc.spans["turns"].attrs["id"]``.
+    RETURNS (Doc): the pair Doc. Its text is ``first_text + " " + second_text``.
+
+    Raises PairDocError (a ValueError) for an empty or whitespace-only turn.
+    """
+    labels = DEFAULT_TURN_LABELS
+    if speakers is not None:
+        labels = tuple(speakers)  # type: ignore
+        if len(labels) != 2 or not all(isinstance(s, str) and s for s in labels):
+            raise PairDocError(f"speakers must be two non-empty strings, got {speakers!r}")
+    doc1 = _turn_to_doc(nlp, first, "first")
+    doc2 = _turn_to_doc(nlp, second, "second")
+    n1 = len(doc1)
+    # ensure_whitespace puts one space between the turns when the first has none.
+    doc = Doc.from_docs([doc1, doc2], ensure_whitespace=True)
+    # from_docs copies span groups of its inputs; a pair Doc only has its turns.
+    doc.spans.clear()
+    doc.spans[TURNS_KEY] = [
+        Span(doc, 0, n1, label=labels[0]),
+        Span(doc, n1, len(doc), label=labels[1]),
+    ]
+    if pair_id is not None:
+        doc.spans[TURNS_KEY].attrs["id"] = pair_id
+    return doc
+
+
+def get_turns(doc: Doc) -> Tuple[Span, Span]:
+    """Return the (first, second) turns of a pair Doc, validating them.
+
+    Raises PairDocError naming ``make_pair_doc`` when the Doc has no valid turns.
+    """
+    if TURNS_KEY not in doc.spans:
+        raise PairDocError(
+            "This Doc has no doc.spans['turns']: it is not a pair Doc. Build input with "
+            "spacy_paraphrase.make_pair_doc(nlp, first, second) instead of nlp(text) or "
+            "nlp.make_doc(text)."
+        )
+    turns = list(doc.spans[TURNS_KEY])
+    if len(turns) != 2:
+        raise PairDocError(
+            f"doc.spans['turns'] must hold exactly two turns, found {len(turns)}. "
+            "Build input with spacy_paraphrase.make_pair_doc."
+        )
+    first, second = turns
+    if len(first) == 0 or len(second) == 0:
+        raise PairDocError("A turn in doc.spans['turns'] is empty; both turns need tokens.")
+    if first.start > second.start:
+        raise PairDocError(
+            "doc.spans['turns'] is out of order: the first turn must come before the "
+            f"second (found starts {first.start} and {second.start})."
+        )
+    if first.end > second.start:
+        raise PairDocError(
+            f"The turns overlap (first turn {first.start}:{first.end}, second turn "
+            f"{second.start}:{second.end})."
+        )
+    return first, second
+
+
+def is_pair_doc(doc: Doc) -> bool:
+    try:
+        get_turns(doc)
+    except PairDocError:
+        return False
+    return True
+
+
+def turn_index(doc: Doc) -> List[int]:
+    """Per token: 0 for the first turn, 1 for the second, -1 outside both."""
+    first, second = get_turns(doc)
+    out = [-1] * len(doc)
+    for i in range(first.start, first.end):
+        out[i] = 0
+    for i in range(second.start, second.end):
+        out[i] = 1
+    return out
+
+
+def copy_pair_doc(doc: Doc, vocab: Optional[Vocab] = None) -> Doc:
+    """A fresh pair Doc with the same tokens, whitespace and turns (no other
+    annotation). Used to build the predicted side of training examples."""
+    first, second = get_turns(doc)
+    words = [t.text for t in doc]
+    spaces = [bool(t.whitespace_) for t in doc]
+    new = Doc(vocab or doc.vocab, words=words, spaces=spaces)
+    new.spans[TURNS_KEY] = [
+        Span(new, first.start, first.end, label=first.label_),
+        Span(new, second.start, second.end, label=second.label_),
+    ]
+    for k, v in doc.spans[TURNS_KEY].attrs.items():
+        new.spans[TURNS_KEY].attrs[k] = v
+    return new
+
+
+def runs_to_spans(doc: Doc, flags: Sequence[bool], start: int, end: int, label: str) -> List[Span]:
+    """Maximal runs of flagged tokens within ``doc[start:end]`` as labelled spans."""
+    spans = []
+    run = None
+    for i in range(start, end):
+        if flags[i] and run is None:
+            run = i
+        elif not flags[i] and run is not None:
+            spans.append(Span(doc, run, i, label=label))
+            run = None
+    if run is not None:
+        spans.append(Span(doc, run, end, label=label))
+    return spans

@@ -1,0 +1,357 @@
+"""The ``paraphrase_spans`` component.
+
+Given a pair Doc (``make_pair_doc``), it scores every token with the
+probability of being part of a paraphrase across the two turns and writes:
+
+``doc.spans[spans_key]`` (default ``"paraphrase"``)
+    Maximal runs of tokens with probability >= ``highlight_threshold``,
+    labelled ``SOURCE`` (first turn) and ``PARAPHRASE`` (second turn), written
+    only when the pair passes ``threshold``. Its ``attrs``:
+
+    - ``"scores"``: one score per span, the mean probability of its tokens.
+    - ``"token_probs"``: float32 array of length ``len(doc)``, the probability of
+      every token (NaN = no probability: the token was cut from an over-long
+      pair, or lies outside both turns). Always written, whether or not the
+      pair passes, so visualizers and the scorer can read it.
+    - ``"pair_score"``: the pair score (same as ``doc.cats[cats_key]``).
+    - ``"truncated"``: True when the pair was longer than the transformer's
+      maximum and tokens were cut; ``"n_cut_tokens"``: how many.
+
+``doc.cats[cats_key]`` (default ``"PARAPHRASE"``)
+    The paper's decision rule as a score: the minimum over the two turns of
+    the maximum token probability in that turn. "score >= threshold" means
+    "some word in *both* turns reaches the threshold".
+
+Tokens without wordpieces (whitespace tokens, e.g. those standing for
+ContextDeP's empty words, and tokens the tokenizer maps to nothing) get the
+minimum of the probabilities of the nearest scored tokens before and after them
+in the same turn (0.0 when there is none on one side), so they continue a
+highlighted run but never start or extend one. They are excluded from the loss.
+
+Training targets come from the reference Doc: ``doc.spans[spans_key].attrs
+["token_targets"]`` (one value in [0, 1] per token, soft or hard) when present,
+else 1 for tokens inside the reference spans and 0 elsewhere. The loss is binary
+cross-entropy, averaged over the tokens that have wordpieces.
+"""
+from itertools import islice
+from typing import Callable, Dict, Iterable, List, Optional, Tuple
+
+import numpy
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span, SpanGroup
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+
+from .pair_doc import get_turns, runs_to_spans
+from .paraphrase_tagger import TokenScores
+
+SOURCE_LABEL = "SOURCE"
+PARAPHRASE_LABEL = "PARAPHRASE"
+
+default_model_config = """
+[model]
+@architectures = "spacy_paraphrase.ParaphraseTagger.v1"
+dropout = 0.1
+grad_factor = 1.0
+
+[model.tok2vec]
+@architectures = "spacy_paraphrase.PairTransformer.v1"
+name = "sentence-transformers/all-MiniLM-L6-v2"
+max_length = 0
+"""
+DEFAULT_MODEL = Config().from_str(default_model_config)["model"]
+
+DEFAULT_SCORE_WEIGHTS = {
+    "paraphrase_spans_pair_acc": 0.2,
+    "paraphrase_spans_pair_macro_f": 0.2,
+    "paraphrase_spans_jaccard_first": 0.3,
+    "paraphrase_spans_jaccard_second": 0.3,
+    "paraphrase_spans_pair_f": 0.0,
+    "paraphrase_spans_pair_p": 0.0,
+    "paraphrase_spans_pair_r": 0.0,
+    "paraphrase_spans_token_f": 0.0,
+}
+
+
+@Language.factory(
+    "paraphrase_spans",
+    assigns=["doc.spans", "doc.cats"],
+    default_config={
+        "model": DEFAULT_MODEL,
+        "spans_key": "paraphrase",
+        "cats_key": "PARAPHRASE",
+        "threshold": 0.5,
+        "highlight_threshold": 0.5,
+        "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
+    },
+    default_score_weights=DEFAULT_SCORE_WEIGHTS,
+)
+def make_paraphrase_spans(
+    nlp: Language,
+    name: str,
+    model: Model,
+    spans_key: str,
+    cats_key: str,
+    threshold: float,
+    highlight_threshold: float,
+    scorer: Optional[Callable],
+) -> "ParaphraseSpans":
+    return ParaphraseSpans(
+        nlp.vocab,
+        model,
+        name,
+        spans_key=spans_key,
+        cats_key=cats_key,
+        threshold=threshold,
+        highlight_threshold=highlight_threshold,
+        scorer=scorer,
+    )
+
+
+def fill_unscored(doc: Doc, scores: TokenScores) -> numpy.ndarray:
+    """Token probabilities for the whole Doc, applying the documented rule to
+    tokens without wordpieces. NaN for cut tokens and tokens outside turns."""
+    probs = numpy.full((len(doc),), numpy.nan, dtype="float32")
+    for turn in get_turns(doc):
+        p = scores.probs[turn.start : turn.end]
+        has = scores.n_pieces[turn.start : turn.end] > 0
+        cut = scores.cut[turn.start : turn.end]
+        out = numpy.where(has, p, numpy.nan).astype("float32")
+        if not has.all():
+            n = len(out)
+            prev = numpy.full((n,), numpy.nan, dtype="float32")
+            nxt = numpy.full((n,), numpy.nan, dtype="float32")
+            last = numpy.nan
+            for i in range(n):
+                if has[i]:
+                    last = out[i]
+                prev[i] = last
+            last = numpy.nan
+            for i in range(n - 1, -1, -1):
+                if has[i]:
+                    last = out[i]
+                nxt[i] = last
+            fill = numpy.fmin(prev, nxt)
+            fill = numpy.where(numpy.isnan(prev) | numpy.isnan(nxt), 0.0, fill)
+            out = numpy.where(has, out, fill).astype("float32")
+            out[cut] = numpy.nan
+        probs[turn.start : turn.end] = out
+    return probs
+
+
+def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
+    """min over the two turns of the max token probability (0 for a turn with
+    no probability at all)."""
+    best = []
+    for turn in get_turns(doc):
+        p = probs[turn.start : turn.end]
+        p = p[~numpy.isnan(p)]
+        best.append(float(p.max()) if len(p) else 0.0)
+    return min(best)
+
+
+def highlight_runs(doc: Doc, probs: numpy.ndarray, threshold: float) -> List[Span]:
+    """Maximal runs of tokens with probability >= threshold within each turn,
+    labelled SOURCE (first turn) and PARAPHRASE (second turn)."""
+    with numpy.errstate(invalid="ignore"):
+        flags = numpy.nan_to_num(probs, nan=-1.0) >= threshold
+    spans: List[Span] = []
+    for label, turn in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(doc)):
+        spans.extend(runs_to_spans(doc, flags, turn.start, turn.end, label))
+    return spans
+
+
+def write_paraphrase_annotations(
+    doc: Doc,
+    probs: numpy.ndarray,
+    *,
+    spans_key: str,
+    cats_key: str,
+    threshold: float,
+    highlight_threshold: float,
+    n_cut: int = 0,
+) -> None:
+    """Write spans, span scores, token probabilities and the pair score."""
+    pair_score = pair_score_from_probs(doc, probs)
+    spans = highlight_runs(doc, probs, highlight_threshold) if pair_score >= threshold else []
+    group = SpanGroup(doc, name=spans_key, spans=spans)
+    group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
+    group.attrs["token_probs"] = probs
+    group.attrs["pair_score"] = pair_score
+    group.attrs["truncated"] = bool(n_cut > 0)
+    group.attrs["n_cut_tokens"] = int(n_cut)
+    doc.spans[spans_key] = group
+    doc.cats[cats_key] = pair_score
+
+
+def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
+    """The stored per-token probabilities of a processed pair Doc."""
+    group = doc.spans.get(spans_key)
+    if group is None or "token_probs" not in group.attrs:
+        raise ValueError(
+            f"doc.spans['{spans_key}'] has no token probabilities: run the "
+            "paraphrase_spans component (with this spans_key) on the Doc first."
+        )
+    return numpy.asarray(group.attrs["token_probs"], dtype="float32")
+
+
+def reference_token_targets(doc: Doc, spans_key: str) -> numpy.ndarray:
+    """Per-token training targets in [0, 1] from a reference (gold) Doc."""
+    if spans_key not in doc.spans:
+        raise ValueError(
+            f"The reference Doc has no doc.spans['{spans_key}'] with the gold "
+            "highlights (an empty group means 'no highlight'). Convert data with "
+            "`python -m spacy_paraphrase convert` or set the spans yourself."
+        )
+    group = doc.spans[spans_key]
+    if "token_targets" in group.attrs:
+        targets = numpy.asarray(group.attrs["token_targets"], dtype="float32")
+        if targets.shape != (len(doc),):
+            raise ValueError(
+                f"attrs['token_targets'] has {targets.size} values for a Doc of {len(doc)} tokens."
+            )
+        if numpy.isnan(targets).any() or (targets < 0).any() or (targets > 1).any():
+            raise ValueError("attrs['token_targets'] must hold values in [0, 1].")
+        return targets
+    targets = numpy.zeros((len(doc),), dtype="float32")
+    for span in group:
+        targets[span.start : span.end] = 1.0
+    return targets
+
+
+class ParaphraseSpans(TrainablePipe):
+    """Highlight paraphrased words across the two turns of a pair Doc."""
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model,
+        name: str = "paraphrase_spans",
+        *,
+        spans_key: str = "paraphrase",
+        cats_key: str = "PARAPHRASE",
+        threshold: float = 0.5,
+        highlight_threshold: float = 0.5,
+        scorer: Optional[Callable] = None,
+    ) -> None:
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg = {
+            "spans_key": spans_key,
+            "cats_key": cats_key,
+            "threshold": threshold,
+            "highlight_threshold": highlight_threshold,
+        }
+
+    def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
+        docs = list(docs)
+        for doc in docs:
+            get_turns(doc)
+        if not docs:
+            return []
+        return self.model.predict(docs)
+
+    def set_annotations(self, docs: Iterable[Doc], scores: List[TokenScores]) -> None:
+        for doc, doc_scores in zip(docs, scores):
+            probs = fill_unscored(doc, doc_scores)
+            write_paraphrase_annotations(
+                doc,
+                probs,
+                spans_key=self.cfg["spans_key"],
+                cats_key=self.cfg["cats_key"],
+                threshold=self.cfg["threshold"],
+                highlight_threshold=self.cfg["highlight_threshold"],
+                n_cut=int(doc_scores.cut.sum()),
+            )
+
+    def _targets(self, eg: Example) -> numpy.ndarray:
+        ref_targets = reference_token_targets(eg.reference, self.cfg["spans_key"])
+        pred, ref = eg.predicted, eg.reference
+        if len(pred) == len(ref) and all(a.text == b.text for a, b in zip(pred, ref)):
+            return ref_targets
+        # Different tokenization: average the targets of the aligned gold tokens.
+        x2y = eg.alignment.x2y
+        out = numpy.zeros((len(pred),), dtype="float32")
+        for i in range(len(pred)):
+            idx = x2y[i].dataXd
+            if len(idx):
+                out[i] = float(ref_targets[numpy.asarray(idx)].mean())
+        return out
+
+    def get_loss(
+        self, examples: Iterable[Example], scores: List[TokenScores]
+    ) -> Tuple[float, List[numpy.ndarray]]:
+        examples = list(examples)
+        d_logits = []
+        total = 0.0
+        count = 0
+        for eg, doc_scores in zip(examples, scores):
+            targets = self._targets(eg)
+            mask = (doc_scores.n_pieces > 0) & ~doc_scores.cut
+            p = numpy.where(mask, doc_scores.probs, 0.5).astype("float32")
+            d = numpy.where(mask, p - targets, 0.0).astype("float32")
+            eps = 1e-7
+            pc = numpy.clip(p, eps, 1 - eps)
+            bce = -(targets * numpy.log(pc) + (1 - targets) * numpy.log(1 - pc))
+            total += float(bce[mask].sum())
+            count += int(mask.sum())
+            d_logits.append(d)
+        norm = max(count, 1)
+        d_logits = [self.model.ops.asarray1f(d / norm) for d in d_logits]
+        return total / norm, d_logits
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "ParaphraseSpans.update")
+        docs = [eg.predicted for eg in examples]
+        if not docs:
+            return losses
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(docs)
+        loss, d_scores = self.get_loss(examples, scores)
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+    ) -> None:
+        validate_get_examples(get_examples, "ParaphraseSpans.initialize")
+        docs = [eg.predicted for eg in islice(get_examples(), 4)]
+        for doc in docs:
+            get_turns(doc)
+        self.model.initialize(X=docs)
+
+    def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
+        validate_examples(examples, "ParaphraseSpans.score")
+        kwargs = dict(kwargs)
+        kwargs.update(self.cfg)
+        kwargs["name"] = self.name
+        return self.scorer(examples, **kwargs)
+
+    def add_label(self, label: str) -> int:
+        raise NotImplementedError("paraphrase_spans has fixed labels (SOURCE, PARAPHRASE).")
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return (SOURCE_LABEL, PARAPHRASE_LABEL)

@@ -1,0 +1,163 @@
+"""Scoring paraphrase highlights the way the ContextDeP paper does.
+
+All keys are prefixed with the component's name (``{name}_...``):
+
+Pair classification (positive class = paraphrase; predicted label =
+``doc.cats[cats_key] >= threshold``):
+    ``pair_p``, ``pair_r``, ``pair_f``, ``pair_acc``, ``pair_macro_f`` (mean of
+    the F1 of the paraphrase and the not-paraphrase class).
+
+Highlights, per turn (``first``, ``second``):
+    ``jaccard_first`` / ``jaccard_second``: mean word-level intersection over
+    union between gold and predicted highlight of that turn, over the pairs
+    where both are non-empty. The predicted highlight is every token with
+    probability >= ``highlight_threshold`` (read from the stored
+    ``token_probs``), whether or not the pair passed ``threshold``.
+    ``jaccard_first_p50`` / ``jaccard_second_p50``: the paper's exact
+    variant, the same with the highlight threshold fixed at 0.5.
+    ``jaccard_first_n`` / ``jaccard_second_n``: how many pairs entered each mean.
+
+Tokens: ``token_p``, ``token_r``, ``token_f`` over all tokens of all pairs,
+where a predicted token is one inside an output span (so only pairs that pass
+``threshold`` contribute predictions).
+
+Gold: when the reference span group carries the annotator counts written by
+the converters (``attrs["votes"] = [paraphrase_votes, annotators]`` and
+``attrs["highlight_counts"]``), the paper's gold is rebuilt from them: the pair
+is a paraphrase iff ``2 * paraphrase_votes >= annotators``; a word is
+highlighted iff the pair is a paraphrase and ``2 * count >= paraphrase_votes``.
+Otherwise the pair label is ``reference.cats[cats_key] >= 0.5`` (or, without
+it, "both turns have gold tokens") and the gold words are the tokens with target
+>= 0.5 (``attrs["token_targets"]``) or inside the reference spans.
+"""
+from typing import Dict, Iterable, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+from spacy.util import registry
+
+from .pair_doc import get_turns
+from .paraphrase_spans import reference_token_targets, token_probs
+
+
+def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy.ndarray]:
+    """(pair is a paraphrase, per-token gold highlight) of a reference Doc."""
+    targets = reference_token_targets(doc, spans_key)
+    attrs = doc.spans[spans_key].attrs
+    if "votes" in attrs and "highlight_counts" in attrs:
+        k, n = (int(v) for v in attrs["votes"])
+        counts = numpy.asarray(attrs["highlight_counts"], dtype="float32")
+        if counts.shape != (len(doc),):
+            raise ValueError(
+                f"attrs['highlight_counts'] has {counts.size} values for a Doc of {len(doc)} tokens."
+            )
+        pair = n > 0 and 2 * k >= n
+        words = (2 * counts >= k) if (pair and k > 0) else numpy.zeros((len(doc),), dtype=bool)
+        return bool(pair), words.astype(bool)
+    words = targets >= 0.5
+    if cats_key in doc.cats:
+        pair = doc.cats[cats_key] >= 0.5
+    else:
+        first, second = get_turns(doc)
+        pair = bool(words[first.start : first.end].any() and words[second.start : second.end].any())
+    if not pair:
+        words = numpy.zeros_like(words)
+    return bool(pair), words
+
+
+def _prf(tp: float, fp: float, fn: float) -> Tuple[float, float, float]:
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return p, r, f
+
+
+def _jaccard(gold: numpy.ndarray, pred: numpy.ndarray) -> Optional[float]:
+    if not gold.any() or not pred.any():
+        return None
+    inter = float((gold & pred).sum())
+    union = float((gold | pred).sum())
+    return inter / union
+
+
+def _pred_tokens(doc: Doc, spans_key: str) -> numpy.ndarray:
+    out = numpy.zeros((len(doc),), dtype=bool)
+    for span in doc.spans.get(spans_key, []):
+        out[span.start : span.end] = True
+    return out
+
+
+def pair_classification_scores(gold: List[bool], pred: List[bool], prefix: str) -> Dict[str, float]:
+    g = numpy.asarray(gold, dtype=bool)
+    p = numpy.asarray(pred, dtype=bool)
+    tp = float((g & p).sum())
+    fp = float((~g & p).sum())
+    fn = float((g & ~p).sum())
+    tn = float((~g & ~p).sum())
+    pp, pr, pf = _prf(tp, fp, fn)
+    _, _, nf = _prf(tn, fn, fp)
+    n = len(g)
+    return {
+        f"{prefix}_pair_p": pp,
+        f"{prefix}_pair_r": pr,
+        f"{prefix}_pair_f": pf,
+        f"{prefix}_pair_acc": (tp + tn) / n if n else 0.0,
+        f"{prefix}_pair_macro_f": (pf + nf) / 2,
+    }
+
+
+def score_paraphrase_spans(
+    examples: Iterable[Example],
+    *,
+    name: str = "paraphrase_spans",
+    spans_key: str = "paraphrase",
+    cats_key: str = "PARAPHRASE",
+    threshold: float = 0.5,
+    highlight_threshold: float = 0.5,
+    **kwargs,
+) -> Dict[str, float]:
+    """Score predicted pair Docs against reference pair Docs (see module doc)."""
+    gold_pairs: List[bool] = []
+    pred_pairs: List[bool] = []
+    jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_p50", "second_p50")}
+    tok_tp = tok_fp = tok_fn = 0.0
+    for eg in examples:
+        pred_doc, ref_doc = eg.predicted, eg.reference
+        if len(pred_doc) != len(ref_doc):
+            raise ValueError(
+                "Predicted and reference Docs have different tokenizations "
+                f"({len(pred_doc)} vs {len(ref_doc)} tokens); build examples with the "
+                "spacy_paraphrase.PairCorpus.v1 reader."
+            )
+        gold_pair, gold_words = reference_gold(ref_doc, spans_key, cats_key)
+        probs = token_probs(pred_doc, spans_key)
+        score = float(pred_doc.cats.get(cats_key, 0.0))
+        gold_pairs.append(gold_pair)
+        pred_pairs.append(score >= threshold)
+        for suffix, thr in (("", highlight_threshold), ("_p50", 0.5)):
+            with numpy.errstate(invalid="ignore"):
+                hl = numpy.nan_to_num(probs, nan=-1.0) >= thr
+            for t, turn in zip(("first", "second"), get_turns(pred_doc)):
+                j = _jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
+                if j is not None:
+                    jacc[t + suffix].append(j)
+        pred_words = _pred_tokens(pred_doc, spans_key)
+        tok_tp += float((gold_words & pred_words).sum())
+        tok_fp += float((~gold_words & pred_words).sum())
+        tok_fn += float((gold_words & ~pred_words).sum())
+    scores = pair_classification_scores(gold_pairs, pred_pairs, name)
+    for key, values in jacc.items():
+        scores[f"{name}_jaccard_{key}"] = float(numpy.mean(values)) if values else 0.0
+        if not key.endswith("_p50"):
+            scores[f"{name}_jaccard_{key}_n"] = len(values)
+    tp, tr, tf = _prf(tok_tp, tok_fp, tok_fn)
+    scores[f"{name}_token_p"] = tp
+    scores[f"{name}_token_r"] = tr
+    scores[f"{name}_token_f"] = tf
+    return scores
+
+
+@registry.scorers("spacy_paraphrase.paraphrase_spans_scorer.v1")
+def make_paraphrase_spans_scorer():
+    return score_paraphrase_spans
