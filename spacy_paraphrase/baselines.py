@@ -3,7 +3,7 @@ so they are scored by the same scorer:
 
 ``lexical``
     A token gets probability 1 when it is a non-stopword word (lower-cased,
-    containing a letter or digit) that also occurs in the other turn, else 0.
+    punctuation at its ends removed) that also occurs in the other turn, else 0.
 ``always``
     Every token gets probability 1: the pair is always a paraphrase and every
     word is highlighted.
@@ -21,12 +21,19 @@ from .paraphrase_spans import write_paraphrase_annotations
 KINDS = ("lexical", "always")
 
 
+def _norm(text: str) -> str:
+    """Lower-cased, without punctuation at either end ("Rome." -> "rome")."""
+    start, end = 0, len(text)
+    while start < end and not text[start].isalnum():
+        start += 1
+    while end > start and not text[end - 1].isalnum():
+        end -= 1
+    return text[start:end].lower()
+
+
 def _content_words(span, stop_words) -> set:
-    return {
-        t.lower_
-        for t in span
-        if any(c.isalnum() for c in t.text) and t.lower_ not in stop_words
-    }
+    words = {_norm(t.text) for t in span}
+    return {w for w in words if w and w not in stop_words}
 
 
 def baseline_probs(doc: Doc, kind: str, stop_words) -> numpy.ndarray:
@@ -40,7 +47,7 @@ def baseline_probs(doc: Doc, kind: str, stop_words) -> numpy.ndarray:
     shared = w1 & w2
     for span in (first, second):
         for t in span:
-            if t.lower_ in shared:
+            if _norm(t.text) in shared:
                 probs[t.i] = 1.0
     return probs
 

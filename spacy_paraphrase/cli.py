@@ -200,6 +200,7 @@ def baseline_cli(
     """Write a pipeline holding a reference baseline, to evaluate like a model."""
     nlp = spacy.blank(lang)
     nlp.add_pipe("paraphrase_baseline", name="paraphrase_spans", config={"kind": kind})
+    output_dir.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output_dir)
     msg.good(f"Saved the {kind} baseline pipeline to {output_dir}")
 

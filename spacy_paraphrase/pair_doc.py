@@ -29,7 +29,18 @@ class PairDocError(ValueError):
     """Raised for input that cannot be (or is not) a valid pair Doc."""
 
 
-def words_to_doc(vocab: Vocab, words: Sequence[str]) -> Doc:
+def _check_encodable(text: str, which: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise PairDocError(
+            f"The {which} turn is not valid Unicode text ({err.reason} at position "
+            f"{err.start}: {text[err.start:err.end]!r}); lone surrogates usually come "
+            "from decoding a file with the wrong encoding or errors='surrogateescape'."
+        ) from None
+
+
+def words_to_doc(vocab: Vocab, words: Sequence[str], which: str = "given") -> Doc:
     """Build a Doc with exactly one token per word, text == " ".join(words).
 
     Empty words become whitespace tokens so that indices never shift. At least
@@ -41,6 +52,7 @@ def words_to_doc(vocab: Vocab, words: Sequence[str]) -> Doc:
     for w in words:
         if not isinstance(w, str):
             raise PairDocError(f"Turn words must be strings, got {type(w).__name__}: {w!r}")
+    _check_encodable(" ".join(words), which)
     n_nonempty = sum(1 for w in words if w)
     if n_nonempty == 0:
         raise PairDocError(
@@ -67,6 +79,7 @@ def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
                 f"The {which} turn is empty or whitespace only ({turn!r}); a pair needs "
                 "text in both turns. Filter such pairs out before calling make_pair_doc."
             )
+        _check_encodable(turn, which)
         return nlp.make_doc(turn)
     if isinstance(turn, Doc):
         if not turn.text.strip():
@@ -78,7 +91,7 @@ def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
         raise PairDocError(
             f"The {which} turn must be a string or a list of words, got {type(turn).__name__}."
         ) from None
-    return words_to_doc(nlp.vocab, words)
+    return words_to_doc(nlp.vocab, words, which)
 
 
 def make_pair_doc(

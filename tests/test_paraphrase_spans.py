@@ -1,0 +1,170 @@
+import numpy
+import pytest
+import spacy
+from spacy.training import Example
+from thinc.api import Adam, fix_random_seed
+
+from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
+from spacy_paraphrase.pair_doc import runs_to_spans
+from spacy_paraphrase.paraphrase_spans import fill_unscored
+from spacy_paraphrase.paraphrase_tagger import TokenScores
+from spacy_paraphrase.pair_transformer import TruncationWarning
+
+PAIRS = [
+    # (first words, second words, gold highlight indices in first, in second)
+    (["my", "20th", "time", "doing", "it"], ["you", "have", "been", "doing", "this"], [1, 2], [2, 3]),
+    (["the", "weather", "was", "awful"], ["terrible", "weather", "indeed"], [1, 3], [0, 1]),
+    (["I", "bought", "a", "car"], ["what", "about", "lunch", "?"], [], []),
+    (["we", "won", "the", "game"], ["congratulations", "on", "the", "win"], [1, 3], [3]),
+]
+
+
+def _config(tiny_bert, inline: bool):
+    if inline:
+        return {"model": {"tok2vec": {"name": tiny_bert}}}
+    return None
+
+
+def make_nlp(tiny_bert, inline=False):
+    nlp = spacy.blank("en")
+    if inline:
+        nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"name": tiny_bert}}})
+        return nlp
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy_paraphrase.PairTransformerModel.v1",
+                "name": tiny_bert,
+            }
+        },
+    )
+    nlp.add_pipe(
+        "paraphrase_spans",
+        config={
+            "model": {
+                "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
+                "dropout": 0.0,
+                "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"},
+            }
+        },
+    )
+    return nlp
+
+
+def make_examples(nlp):
+    examples = []
+    for w1, w2, h1, h2 in PAIRS:
+        ref = make_pair_doc(nlp, w1, w2)
+        n1 = len(w1)
+        ref.spans["paraphrase"] = [ref[i : i + 1] for i in h1] + [ref[n1 + i : n1 + i + 1] for i in h2]
+        ref.cats["PARAPHRASE"] = float(bool(h1))
+        examples.append(Example(make_pair_doc(nlp, w1, w2), ref))
+    return examples
+
+
+def gold_tokens(eg):
+    out = numpy.zeros(len(eg.reference), dtype=bool)
+    for s in eg.reference.spans["paraphrase"]:
+        out[s.start : s.end] = True
+    return out
+
+
+@pytest.mark.parametrize("inline", [False, True])
+def test_overfit_then_save_and_load(tiny_bert, tmp_path, inline):
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=inline)
+    examples = make_examples(nlp)
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer = Adam(1e-3)
+    losses = []
+    for i in range(80):
+        l = nlp.update(examples, sgd=optimizer, drop=0.0)
+        losses.append(l["paraphrase_spans"])
+    assert losses[-1] < losses[0] / 5
+    docs = list(nlp.pipe([eg.predicted.copy() for eg in examples]))
+    for eg, doc in zip(examples, docs):
+        probs = token_probs(doc)
+        assert ((probs >= 0.5) == gold_tokens(eg)).all()
+        is_para = bool(eg.reference.spans["paraphrase"])
+        assert (doc.cats["PARAPHRASE"] >= 0.5) == is_para
+        got = [(s.start, s.end, s.label_) for s in doc.spans["paraphrase"]]
+        first, second = eg.reference.spans["turns"]
+        gold = gold_tokens(eg)
+        want = runs_to_spans(doc, gold, first.start, first.end, "SOURCE")
+        want += runs_to_spans(doc, gold, second.start, second.end, "PARAPHRASE")
+        assert got == [(s.start, s.end, s.label_) for s in want]
+        assert len(doc.spans["paraphrase"].attrs["scores"]) == len(got)
+    scores = nlp.evaluate(examples)
+    assert scores["paraphrase_spans_pair_acc"] == 1.0
+    assert scores["paraphrase_spans_jaccard_first"] == 1.0
+    assert scores["paraphrase_spans_jaccard_second"] == 1.0
+    # save / load gives identical probabilities
+    nlp.to_disk(tmp_path / "model")
+    nlp2 = spacy.load(tmp_path / "model")
+    docs2 = list(nlp2.pipe([eg.predicted.copy() for eg in examples]))
+    for d1, d2 in zip(docs, docs2):
+        numpy.testing.assert_allclose(token_probs(d1), token_probs(d2), rtol=1e-5, atol=1e-6)
+        assert d1.cats == d2.cats
+    # and to_bytes / from_bytes
+    nlp3 = spacy.util.load_model_from_config(nlp.config)
+    nlp3.from_bytes(nlp.to_bytes())
+    d3 = nlp3(examples[0].predicted.copy())
+    numpy.testing.assert_allclose(token_probs(docs[0]), token_probs(d3), rtol=1e-5, atol=1e-6)
+
+
+def test_doc_without_turns_is_a_clear_error(tiny_bert):
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize(lambda: make_examples(nlp))
+    with pytest.raises(PairDocError, match="make_pair_doc"):
+        nlp("A plain text without turns.")
+
+
+def test_truncated_docs_are_flagged(tiny_bert):
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.get_pipe("paraphrase_spans").model.get_ref("tok2vec").get_ref("transformer").attrs["max_length"] = 12
+    nlp.initialize(lambda: make_examples(nlp))
+    long_doc = make_pair_doc(nlp, " ".join(["word"] * 20), "short reply")
+    short_doc = make_pair_doc(nlp, "a b", "c d")
+    with pytest.warns(TruncationWarning, match="1 of 2 pair Docs"):
+        long_doc, short_doc = list(nlp.pipe([long_doc, short_doc]))
+    attrs = long_doc.spans["paraphrase"].attrs
+    assert attrs["truncated"] is True and attrs["n_cut_tokens"] > 0
+    probs = token_probs(long_doc)
+    assert numpy.isnan(probs).sum() == attrs["n_cut_tokens"]
+    first = long_doc.spans["turns"][0]
+    assert numpy.isnan(probs[first.end - 1])
+    for span in long_doc.spans["paraphrase"]:
+        assert not numpy.isnan(probs[span.start : span.end]).any()
+    assert short_doc.spans["paraphrase"].attrs["truncated"] is False
+    assert not numpy.isnan(token_probs(short_doc)).any()
+
+
+def test_fill_unscored_rule(nlp):
+    doc = make_pair_doc(nlp, ["a", "", "b", ""], ["", "c", "", "d"])
+    probs = numpy.array([0.9, 0, 0.7, 0, 0, 0.8, 0, 0.3], dtype="float32")
+    n_pieces = numpy.array([1, 0, 1, 0, 0, 1, 0, 1], dtype="int32")
+    cut = numpy.zeros(8, dtype=bool)
+    out = fill_unscored(doc, TokenScores(probs=numpy.where(n_pieces > 0, probs, numpy.nan), n_pieces=n_pieces, cut=cut))
+    # inside a turn: min of neighbours; at a turn's edge: 0
+    assert out.tolist() == pytest.approx([0.9, 0.7, 0.7, 0.0, 0.0, 0.8, 0.3, 0.3])
+    cut[7] = True
+    n_pieces[7] = 0
+    out = fill_unscored(doc, TokenScores(probs=numpy.where(n_pieces > 0, probs, numpy.nan), n_pieces=n_pieces, cut=cut))
+    assert numpy.isnan(out[7]) and out[6] == 0.0
+
+
+def test_bare_add_pipe_default_model_documented():
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("paraphrase_spans")
+    cfg = nlp.config["components"]["paraphrase_spans"]
+    assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
+
+
+def test_cats_key_is_configurable(tiny_bert):
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.get_pipe("paraphrase_spans").cfg["cats_key"] = "PARA_PAIR"
+    nlp.initialize(lambda: make_examples(nlp))
+    doc = nlp(make_pair_doc(nlp, "a b", "c d"))
+    assert list(doc.cats) == ["PARA_PAIR"]

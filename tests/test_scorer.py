@@ -1,0 +1,87 @@
+import numpy
+import pytest
+from spacy.training import Example
+
+from spacy_paraphrase import make_pair_doc
+from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
+from spacy_paraphrase.scorer import reference_gold, score_paraphrase_spans
+
+
+def _pair(nlp, probs, gold_words, gold_pair, n1=4, n2=4, votes=None, counts=None):
+    words1 = [f"a{i}" for i in range(n1)]
+    words2 = [f"b{i}" for i in range(n2)]
+    pred = make_pair_doc(nlp, words1, words2)
+    write_paraphrase_annotations(
+        pred, numpy.asarray(probs, dtype="float32"), spans_key="paraphrase",
+        cats_key="PARAPHRASE", threshold=0.5, highlight_threshold=0.5,
+    )
+    ref = make_pair_doc(nlp, words1, words2)
+    ref.spans["paraphrase"] = []
+    ref.spans["paraphrase"].attrs["token_targets"] = [float(x) for x in gold_words]
+    if votes is not None:
+        ref.spans["paraphrase"].attrs["votes"] = votes
+        ref.spans["paraphrase"].attrs["highlight_counts"] = counts
+    ref.cats["PARAPHRASE"] = float(gold_pair)
+    return Example(pred, ref)
+
+
+def test_hand_computed_scores(nlp):
+    egs = [
+        # TP pair. first turn: pred {0,1}, gold {1,2} -> J = 1/3; second: pred {4}, gold {4} -> 1
+        _pair(nlp, [0.9, 0.8, 0.1, 0.1, 0.7, 0.2, 0.2, 0.2], [0, 1, 1, 0, 1, 0, 0, 0], 1),
+        # FP pair (gold has no highlights -> excluded from both Jaccards)
+        _pair(nlp, [0.9, 0.1, 0.1, 0.1, 0.9, 0.1, 0.1, 0.1], [0] * 8, 0),
+        # FN pair: pair score 0.4 < 0.5 but the first turn has a highlight at 0.6
+        # and the second none -> first turn J counts (pred {0}, gold {0} -> 1), second excluded
+        _pair(nlp, [0.6, 0.1, 0.1, 0.1, 0.4, 0.1, 0.1, 0.1], [1, 0, 0, 0, 0, 1, 0, 0], 1),
+        # TN pair
+        _pair(nlp, [0.1] * 8, [0] * 8, 0),
+    ]
+    s = score_paraphrase_spans(egs, name="pp", highlight_threshold=0.5, threshold=0.5)
+    assert s["pp_pair_p"] == pytest.approx(0.5)
+    assert s["pp_pair_r"] == pytest.approx(0.5)
+    assert s["pp_pair_f"] == pytest.approx(0.5)
+    assert s["pp_pair_acc"] == pytest.approx(0.5)
+    assert s["pp_pair_macro_f"] == pytest.approx(0.5)
+    assert s["pp_jaccard_first"] == pytest.approx((1 / 3 + 1) / 2)
+    assert s["pp_jaccard_first_n"] == 2
+    assert s["pp_jaccard_second"] == pytest.approx(1.0)
+    assert s["pp_jaccard_second_n"] == 1
+    # token level: only the TP and FP pairs have output spans
+    # TP pair: pred {0,1,4}, gold {1,2,4}: tp 2, fp 1, fn 1; FP pair: fp 2; FN pair: fn 2
+    assert s["pp_token_p"] == pytest.approx(2 / 5)
+    assert s["pp_token_r"] == pytest.approx(2 / 5)
+
+
+def test_highlight_threshold_moves_jaccard_but_p50_is_fixed(nlp):
+    egs = [_pair(nlp, [0.45, 0.9, 0.1, 0.1, 0.9, 0.45, 0.1, 0.1], [1, 1, 0, 0, 1, 1, 0, 0], 1)]
+    at50 = score_paraphrase_spans(egs, name="x", highlight_threshold=0.5)
+    at40 = score_paraphrase_spans(egs, name="x", highlight_threshold=0.4)
+    assert at50["x_jaccard_first"] == pytest.approx(0.5)
+    assert at40["x_jaccard_first"] == pytest.approx(1.0)
+    assert at40["x_jaccard_first_p50"] == pytest.approx(0.5)
+
+
+def test_no_pairs_with_highlights_gives_zero_and_count(nlp):
+    egs = [_pair(nlp, [0.1] * 8, [0] * 8, 0)]
+    s = score_paraphrase_spans(egs, name="x")
+    assert s["x_jaccard_first"] == 0.0 and s["x_jaccard_first_n"] == 0
+    assert s["x_pair_acc"] == 1.0
+
+
+def test_paper_gold_rebuilt_from_votes(nlp):
+    # 3 annotators, 2 paraphrase votes; counts: word0 by 1 (=half of 2 -> gold), word1 by 0
+    eg = _pair(nlp, [0.1] * 8, [0] * 8, 0, votes=[2, 3], counts=[1, 0, 2, 0, 0, 0, 1, 0])
+    pair, words = reference_gold(eg.reference, "paraphrase", "PARAPHRASE")
+    assert pair is True
+    assert words.tolist() == [True, False, True, False, False, False, True, False]
+    eg = _pair(nlp, [0.1] * 8, [0] * 8, 0, votes=[1, 3], counts=[1, 0, 0, 0, 1, 0, 0, 0])
+    pair, words = reference_gold(eg.reference, "paraphrase", "PARAPHRASE")
+    assert pair is False and not words.any()
+
+
+def test_missing_predictions_is_an_error(nlp):
+    eg = _pair(nlp, [0.1] * 8, [0] * 8, 0)
+    del eg.predicted.spans["paraphrase"]
+    with pytest.raises(ValueError, match="run the paraphrase_spans component"):
+        score_paraphrase_spans([eg])
