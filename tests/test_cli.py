@@ -1,0 +1,75 @@
+import json
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from typer.testing import CliRunner
+
+from spacy_paraphrase.cli import app, threshold_sweep
+from spacy_paraphrase.corpus import PairCorpus
+
+from test_converter_contextdep import HEADER, row
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def mini_tsv(tmp_path):
+    rows = [
+        row("Q1", "A", 1, "my  20th time", [1, 0, 1, 1], "doing this a while", [1, 1, 0, 1]),
+        row("Q1", "B", 0, "my  20th time", [0, 0, 0, 0], "doing this a while", [0, 0, 0, 0]),
+        row("Q2", "A", 0, "the car broke", [0, 0, 0], "lunch time", [0, 0]),
+    ]
+    path = tmp_path / "mini.tsv"
+    path.write_text(HEADER + "".join(rows), encoding="utf-8")
+    return path
+
+
+def test_convert_and_reader_keep_turns_and_indices(tmp_path, mini_tsv):
+    out = tmp_path / "out.spacy"
+    result = runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(out), "--mode", "soft"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.blank("en")
+    docs = list(DocBin().from_disk(out).get_docs(nlp.vocab))
+    assert len(docs) == 2
+    assert docs[0].spans["paraphrase"].attrs["votes"] == [1, 2]
+    examples = list(PairCorpus(out)(nlp))
+    for eg, ref in zip(examples, docs):
+        assert [t.text for t in eg.predicted] == [t.text for t in ref]
+        assert "paraphrase" not in eg.predicted.spans  # no gold leaks into the input
+        assert [(s.start, s.end) for s in eg.predicted.spans["turns"]] == [
+            (s.start, s.end) for s in ref.spans["turns"]
+        ]
+
+
+def test_convert_bad_file_exits_with_line(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(HEADER + row("Q", "A", 1, "a b", [1], "c", [1]), encoding="utf-8")
+    result = runner.invoke(app, ["convert", "contextdep", str(bad), str(tmp_path / "o.spacy")])
+    assert result.exit_code == 1
+    assert "line 2" in result.output
+    result = runner.invoke(app, ["convert", "contextdep", str(bad), str(tmp_path / "o.spacy"), "--skip-bad"])
+    assert result.exit_code == 0
+    assert "Skipped 1 bad rows" in result.output
+
+
+def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
+    data = tmp_path / "dev.spacy"
+    assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data)]).exit_code == 0
+    model = tmp_path / "lexical"
+    assert runner.invoke(app, ["baseline", "lexical", str(model)]).exit_code == 0
+    metrics = tmp_path / "m.json"
+    result = runner.invoke(app, ["evaluate", str(model), str(data), "--output", str(metrics)])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(metrics.read_text())
+    # Q1 shares no content word across turns -> lexical says no; Q2 neither: acc 1/2
+    assert scores["paraphrase_spans_pair_acc"] == pytest.approx(0.5)
+    assert "paraphrase_spans_jaccard_first_p50" in scores
+    sweep = tmp_path / "t.json"
+    result = runner.invoke(
+        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(sweep.read_text())
+    assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])

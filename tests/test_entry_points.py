@@ -1,0 +1,47 @@
+import subprocess
+import sys
+import textwrap
+
+
+def test_entry_points_in_fresh_interpreter():
+    """After `pip install`, spaCy finds everything without importing the package."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import spacy
+        from spacy.util import registry
+        assert "spacy_paraphrase" not in sys.modules
+        nlp = spacy.blank("en")
+        pipe = nlp.add_pipe("paraphrase_spans")
+        assert type(pipe).__name__ == "ParaphraseSpans"
+        nlp.add_pipe("paraphrase_baseline", name="baseline")
+        for name in [
+            "spacy_paraphrase.PairTransformerModel.v1",
+            "spacy_paraphrase.PairTransformerListener.v1",
+            "spacy_paraphrase.PairTransformer.v1",
+            "spacy_paraphrase.ParaphraseTagger.v1",
+        ]:
+            registry.architectures.get(name)
+        registry.scorers.get("spacy_paraphrase.paraphrase_spans_scorer.v1")
+        registry.readers.get("spacy_paraphrase.PairCorpus.v1")
+        print("OK")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("OK")
+
+
+def test_training_config_resolves_without_code(tmp_path):
+    """`spacy debug config` on the shipped CPU config needs no --code."""
+    from pathlib import Path
+
+    cfg = Path(__file__).resolve().parents[1] / "configs" / "contextdep_cpu.cfg"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "debug", "config", str(cfg), "--paths.train", str(tmp_path), "--paths.dev", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "Config is valid" in result.stdout
