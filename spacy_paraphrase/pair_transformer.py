@@ -16,6 +16,8 @@ downstream components give them no probability. A warning says how many Docs of
 a batch were cut.
 """
 import copy
+import multiprocessing
+import os
 import warnings
 from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
@@ -229,9 +231,28 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
     return wordpieces, align, cut_tokens
 
 
+_THREADS_CHECKED_PID: Optional[int] = None
+
+
+def limit_threads_in_worker() -> None:
+    """In a worker process (``nlp.pipe(n_process=...)`` forks on Linux), use
+    one torch thread: torch's thread pool does not survive a fork and would
+    hang. Runs once per process."""
+    global _THREADS_CHECKED_PID
+    pid = os.getpid()
+    if _THREADS_CHECKED_PID == pid:
+        return
+    _THREADS_CHECKED_PID = pid
+    if multiprocessing.parent_process() is not None:
+        import torch
+
+        torch.set_num_threads(1)
+
+
 def pair_forward(
     model: PairTransformerModel, docs: List[Doc], is_train: bool
 ) -> Tuple[FullTransformerBatch, Callable]:
+    limit_threads_in_worker()
     if not docs:
         return FullTransformerBatch.empty(0), lambda d: docs
     _check_fast(model.tokenizer)

@@ -14,6 +14,11 @@ probability of being part of a paraphrase across the two turns and writes:
       pair, or lies outside both turns). Always written, whether or not the
       pair passes, so visualizers and the scorer can read it.
     - ``"pair_score"``: the pair score (same as ``doc.cats[cats_key]``).
+    - ``"vote_share"``: the pair score read as the predicted share of
+      annotators who would call the pair a paraphrase (meaningful as such for
+      models trained on soft targets, see ``--mode soft``), and
+      ``"agreement"`` = ``|2 * vote_share - 1|``: 1 for a clear call either way,
+      0 for a contested pair. Sort by it to separate clear from contested pairs.
     - ``"truncated"``: True when the pair was longer than the transformer's
       maximum and tokens were cut; ``"n_cut_tokens"``: how many.
 
@@ -45,7 +50,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
-from .pair_doc import get_turns, runs_to_spans
+from .pair_doc import get_turns, is_pair_doc, runs_to_spans
 from .paraphrase_tagger import TokenScores
 
 SOURCE_LABEL = "SOURCE"
@@ -85,6 +90,7 @@ DEFAULT_SCORE_WEIGHTS = {
         "cats_key": "PARAPHRASE",
         "threshold": 0.5,
         "highlight_threshold": 0.5,
+        "pair_loss_weight": 0.0,
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
     default_score_weights=DEFAULT_SCORE_WEIGHTS,
@@ -97,6 +103,7 @@ def make_paraphrase_spans(
     cats_key: str,
     threshold: float,
     highlight_threshold: float,
+    pair_loss_weight: float,
     scorer: Optional[Callable],
 ) -> "ParaphraseSpans":
     return ParaphraseSpans(
@@ -107,6 +114,7 @@ def make_paraphrase_spans(
         cats_key=cats_key,
         threshold=threshold,
         highlight_threshold=highlight_threshold,
+        pair_loss_weight=pair_loss_weight,
         scorer=scorer,
     )
 
@@ -140,6 +148,20 @@ def fill_unscored(doc: Doc, scores: TokenScores) -> numpy.ndarray:
             out[cut] = numpy.nan
         probs[turn.start : turn.end] = out
     return probs
+
+
+def _pair_score_token(doc: Doc, scores: TokenScores) -> Optional[int]:
+    """The token whose probability is the pair score (min over turns of the
+    max over the turn's tokens with wordpieces), or None."""
+    best = []
+    for turn in get_turns(doc):
+        has = (scores.n_pieces[turn.start : turn.end] > 0) & ~scores.cut[turn.start : turn.end]
+        if not has.any():
+            return None
+        p = numpy.where(has, scores.probs[turn.start : turn.end], -1.0)
+        j = int(numpy.argmax(p))
+        best.append((float(p[j]), turn.start + j))
+    return min(best)[1]
 
 
 def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
@@ -181,6 +203,11 @@ def write_paraphrase_annotations(
     group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
     group.attrs["token_probs"] = probs
     group.attrs["pair_score"] = pair_score
+    # The pair score read as the predicted share of annotators who would call
+    # the pair a paraphrase (calibrated to that share by soft training), and
+    # how clear-cut that call is: 1.0 = all would agree, 0.0 = an even split.
+    group.attrs["vote_share"] = pair_score
+    group.attrs["agreement"] = abs(2.0 * pair_score - 1.0)
     group.attrs["truncated"] = bool(n_cut > 0)
     group.attrs["n_cut_tokens"] = int(n_cut)
     doc.spans[spans_key] = group
@@ -235,6 +262,7 @@ class ParaphraseSpans(TrainablePipe):
         cats_key: str = "PARAPHRASE",
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
+        pair_loss_weight: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
         self.vocab = vocab
@@ -246,6 +274,7 @@ class ParaphraseSpans(TrainablePipe):
             "cats_key": cats_key,
             "threshold": threshold,
             "highlight_threshold": highlight_threshold,
+            "pair_loss_weight": pair_loss_weight,
         }
 
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
@@ -283,11 +312,22 @@ class ParaphraseSpans(TrainablePipe):
                 out[i] = float(ref_targets[numpy.asarray(idx)].mean())
         return out
 
+    def _pair_target(self, eg: Example) -> Optional[float]:
+        value = eg.reference.cats.get(self.cfg["cats_key"])
+        return None if value is None else float(value)
+
     def get_loss(
         self, examples: Iterable[Example], scores: List[TokenScores]
     ) -> Tuple[float, List[numpy.ndarray]]:
+        """Binary cross-entropy of every token with wordpieces against its
+        target (mean over tokens); with ``pair_loss_weight`` > 0, plus that
+        weight times the cross-entropy of the pair score against the pair's
+        target (``reference.cats[cats_key]``: the vote share for soft data),
+        averaged over the pairs. The pair score is a min of maxes, so its
+        gradient goes to the one token that sets it."""
         examples = list(examples)
-        d_logits = []
+        eps = 1e-7
+        token_grads = []
         total = 0.0
         count = 0
         for eg, doc_scores in zip(examples, scores):
@@ -295,15 +335,27 @@ class ParaphraseSpans(TrainablePipe):
             mask = (doc_scores.n_pieces > 0) & ~doc_scores.cut
             p = numpy.where(mask, doc_scores.probs, 0.5).astype("float32")
             d = numpy.where(mask, p - targets, 0.0).astype("float32")
-            eps = 1e-7
             pc = numpy.clip(p, eps, 1 - eps)
             bce = -(targets * numpy.log(pc) + (1 - targets) * numpy.log(1 - pc))
             total += float(bce[mask].sum())
             count += int(mask.sum())
-            d_logits.append(d)
+            token_grads.append(d)
         norm = max(count, 1)
-        d_logits = [self.model.ops.asarray1f(d / norm) for d in d_logits]
-        return total / norm, d_logits
+        loss = total / norm
+        d_logits = [d / norm for d in token_grads]
+        weight = float(self.cfg.get("pair_loss_weight", 0.0))
+        if weight > 0:
+            pair_total = 0.0
+            for i, (eg, doc_scores) in enumerate(zip(examples, scores)):
+                target = self._pair_target(eg)
+                j = _pair_score_token(eg.predicted, doc_scores)
+                if target is None or j is None:
+                    continue
+                pj = float(numpy.clip(doc_scores.probs[j], eps, 1 - eps))
+                pair_total += -(target * numpy.log(pj) + (1 - target) * numpy.log(1 - pj))
+                d_logits[i][j] += weight * (pj - target) / len(examples)
+            loss += weight * pair_total / max(len(examples), 1)
+        return loss, [self.model.ops.asarray1f(d) for d in d_logits]
 
     def update(
         self,
@@ -337,10 +389,11 @@ class ParaphraseSpans(TrainablePipe):
         nlp: Optional[Language] = None,
     ) -> None:
         validate_get_examples(get_examples, "ParaphraseSpans.initialize")
-        docs = [eg.predicted for eg in islice(get_examples(), 4)]
-        for doc in docs:
-            get_turns(doc)
-        self.model.initialize(X=docs)
+        # Pair Docs from the examples let layers infer shapes; without any
+        # (a bare nlp.initialize() passes a dummy non-pair Doc) the transformer
+        # gives the width on its own.
+        docs = [eg.predicted for eg in islice(get_examples(), 4) if is_pair_doc(eg.predicted)]
+        self.model.initialize(X=docs or None)
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
         validate_examples(examples, "ParaphraseSpans.score")

@@ -21,6 +21,20 @@ Tokens: ``token_p``, ``token_r``, ``token_f`` over all tokens of all pairs,
 where a predicted token is one inside an output span (so only pairs that pass
 ``threshold`` contribute predictions).
 
+Soft metrics, against the annotators' distribution (only when the reference
+span groups carry ``votes`` and ``highlight_counts``; otherwise ``None``):
+    ``soft_token_ce``: mean binary cross-entropy ``-(s log p + (1-s) log(1-p))``
+    between each token's probability ``p`` and its annotator share ``s`` =
+    highlight count / all annotators of the pair (p clipped to [1e-7, 1-1e-7];
+    tokens without a probability are left out).
+    ``soft_token_brier``: mean ``(p - s)^2`` over the same tokens.
+    ``soft_pair_pearson`` / ``soft_pair_spearman``: correlation between the
+    pair score and the pair's paraphrase vote share (votes / annotators).
+    ``soft_pair_brier``: mean ``(score - share)^2`` over pairs.
+    ``pair_ece``: expected calibration error of the pair score against the
+    gold (majority) pair label: 10 equal-width bins of the score over [0, 1];
+    ``sum_b |B|/N * |mean score in B - fraction of gold paraphrases in B|``.
+
 Gold: when the reference span group carries the annotator counts written by
 the converters (``attrs["votes"] = [paraphrase_votes, annotators]`` and
 ``attrs["highlight_counts"]``), the paper's gold is rebuilt from them: the pair
@@ -88,6 +102,70 @@ def _pred_tokens(doc: Doc, spans_key: str) -> numpy.ndarray:
     return out
 
 
+def _ranks(x: numpy.ndarray) -> numpy.ndarray:
+    order = numpy.argsort(x, kind="mergesort")
+    ranks = numpy.empty(len(x), dtype="float64")
+    ranks[order] = numpy.arange(len(x), dtype="float64")
+    # average ranks of ties
+    for value in numpy.unique(x):
+        idx = numpy.where(x == value)[0]
+        if len(idx) > 1:
+            ranks[idx] = ranks[idx].mean()
+    return ranks
+
+
+def _pearson(x: numpy.ndarray, y: numpy.ndarray) -> Optional[float]:
+    if len(x) < 2 or x.std() == 0 or y.std() == 0:
+        return None
+    return float(numpy.corrcoef(x, y)[0, 1])
+
+
+def expected_calibration_error(scores: numpy.ndarray, labels: numpy.ndarray, n_bins: int = 10) -> float:
+    """ECE with equal-width bins over [0, 1] (the last bin includes 1.0)."""
+    if len(scores) == 0:
+        return 0.0
+    bins = numpy.minimum((scores * n_bins).astype(int), n_bins - 1)
+    ece = 0.0
+    for b in range(n_bins):
+        sel = bins == b
+        if sel.any():
+            ece += sel.mean() * abs(float(scores[sel].mean()) - float(labels[sel].mean()))
+    return float(ece)
+
+
+def soft_scores(
+    pair_scores: List[float],
+    gold_pairs: List[bool],
+    shares: List[float],
+    token_p: List[numpy.ndarray],
+    token_s: List[numpy.ndarray],
+    prefix: str,
+) -> Dict[str, Optional[float]]:
+    out: Dict[str, Optional[float]] = {
+        f"{prefix}_soft_token_ce": None,
+        f"{prefix}_soft_token_brier": None,
+        f"{prefix}_soft_pair_pearson": None,
+        f"{prefix}_soft_pair_spearman": None,
+        f"{prefix}_soft_pair_brier": None,
+        f"{prefix}_pair_ece": expected_calibration_error(
+            numpy.asarray(pair_scores, dtype="float64"), numpy.asarray(gold_pairs, dtype="float64")
+        ),
+    }
+    if not shares:
+        return out
+    p = numpy.clip(numpy.concatenate(token_p).astype("float64"), 1e-7, 1 - 1e-7)
+    t = numpy.concatenate(token_s).astype("float64")
+    if len(p):
+        out[f"{prefix}_soft_token_ce"] = float(numpy.mean(-(t * numpy.log(p) + (1 - t) * numpy.log(1 - p))))
+        out[f"{prefix}_soft_token_brier"] = float(numpy.mean((p - t) ** 2))
+    x = numpy.asarray([ps for ps, sh in zip(pair_scores, shares) if sh is not None], dtype="float64")
+    y = numpy.asarray([sh for sh in shares if sh is not None], dtype="float64")
+    out[f"{prefix}_soft_pair_pearson"] = _pearson(x, y)
+    out[f"{prefix}_soft_pair_spearman"] = _pearson(_ranks(x), _ranks(y)) if len(x) > 1 else None
+    out[f"{prefix}_soft_pair_brier"] = float(numpy.mean((x - y) ** 2)) if len(x) else None
+    return out
+
+
 def pair_classification_scores(gold: List[bool], pred: List[bool], prefix: str) -> Dict[str, float]:
     g = numpy.asarray(gold, dtype=bool)
     p = numpy.asarray(pred, dtype=bool)
@@ -107,7 +185,7 @@ def pair_classification_scores(gold: List[bool], pred: List[bool], prefix: str) 
     }
 
 
-def score_paraphrase_spans(
+def score_paraphrase_spans(  # noqa: C901
     examples: Iterable[Example],
     *,
     name: str = "paraphrase_spans",
@@ -116,12 +194,17 @@ def score_paraphrase_spans(
     threshold: float = 0.5,
     highlight_threshold: float = 0.5,
     **kwargs,
-) -> Dict[str, float]:
+) -> Dict[str, Optional[float]]:
     """Score predicted pair Docs against reference pair Docs (see module doc)."""
     gold_pairs: List[bool] = []
     pred_pairs: List[bool] = []
     jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_p50", "second_p50")}
     tok_tp = tok_fp = tok_fn = 0.0
+    pair_scores: List[float] = []
+    shares: List[float] = []
+    soft_p: List[numpy.ndarray] = []
+    soft_s: List[numpy.ndarray] = []
+    all_soft = True
     for eg in examples:
         pred_doc, ref_doc = eg.predicted, eg.reference
         if len(pred_doc) != len(ref_doc):
@@ -135,6 +218,17 @@ def score_paraphrase_spans(
         score = float(pred_doc.cats.get(cats_key, 0.0))
         gold_pairs.append(gold_pair)
         pred_pairs.append(score >= threshold)
+        pair_scores.append(score)
+        ref_attrs = ref_doc.spans[spans_key].attrs
+        if all_soft and "votes" in ref_attrs and "highlight_counts" in ref_attrs:
+            k, n = (int(v) for v in ref_attrs["votes"])
+            share = numpy.asarray(ref_attrs["highlight_counts"], dtype="float64") / max(n, 1)
+            keep = ~numpy.isnan(probs)
+            soft_p.append(probs[keep])
+            soft_s.append(share[keep])
+            shares.append(k / max(n, 1))
+        else:
+            all_soft = False
         for suffix, thr in (("", highlight_threshold), ("_p50", 0.5)):
             with numpy.errstate(invalid="ignore"):
                 hl = numpy.nan_to_num(probs, nan=-1.0) >= thr
@@ -151,6 +245,9 @@ def score_paraphrase_spans(
         scores[f"{name}_jaccard_{key}"] = float(numpy.mean(values)) if values else 0.0
         if not key.endswith("_p50"):
             scores[f"{name}_jaccard_{key}_n"] = len(values)
+    if not all_soft:
+        shares, soft_p, soft_s = [], [], []
+    scores.update(soft_scores(pair_scores, gold_pairs, shares, soft_p, soft_s, name))
     tp, tr, tf = _prf(tok_tp, tok_fp, tok_fn)
     scores[f"{name}_token_p"] = tp
     scores[f"{name}_token_r"] = tr

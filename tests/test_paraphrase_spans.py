@@ -159,7 +159,7 @@ def test_bare_add_pipe_default_model_documented():
     pipe = nlp.add_pipe("paraphrase_spans")
     cfg = nlp.config["components"]["paraphrase_spans"]
     assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
+    assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5, "pair_loss_weight": 0.0}
 
 
 def test_cats_key_is_configurable(tiny_bert):

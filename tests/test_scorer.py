@@ -85,3 +85,26 @@ def test_missing_predictions_is_an_error(nlp):
     del eg.predicted.spans["paraphrase"]
     with pytest.raises(ValueError, match="run the paraphrase_spans component"):
         score_paraphrase_spans([eg])
+
+
+def test_soft_metrics_hand_computed(nlp):
+    # two pairs, 4 annotators each; token shares = counts / 4
+    e1 = _pair(nlp, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5], [0] * 8, 1, votes=[2, 4], counts=[2, 0, 0, 0, 4, 0, 0, 0])
+    e2 = _pair(nlp, [0.9] * 8, [0] * 8, 1, votes=[4, 4], counts=[4] * 8)
+    s = score_paraphrase_spans([e1, e2], name="x")
+    shares = numpy.array([0.5, 0, 0, 0, 1, 0, 0, 0] + [1.0] * 8)
+    probs = numpy.array([0.5] * 8 + [0.9] * 8)
+    assert s["x_soft_token_brier"] == pytest.approx(numpy.mean((probs - shares) ** 2), rel=1e-5)
+    ce = -(shares * numpy.log(probs) + (1 - shares) * numpy.log(1 - probs))
+    assert s["x_soft_token_ce"] == pytest.approx(ce.mean(), rel=1e-5)
+    # pair scores 0.5 and 0.9 vs vote shares 0.5 and 1.0: perfectly correlated
+    assert s["x_soft_pair_pearson"] == pytest.approx(1.0)
+    assert s["x_soft_pair_brier"] == pytest.approx((0 + 0.01) / 2)
+    # ECE: bins [0.5,0.6) holds 0.5 with gold 1 -> |0.5-1|; [0.9,1.0] holds 0.9 gold 1 -> 0.1
+    assert s["x_pair_ece"] == pytest.approx(0.5 * 0.5 + 0.5 * 0.1)
+
+
+def test_soft_metrics_absent_without_counts(nlp):
+    s = score_paraphrase_spans([_pair(nlp, [0.1] * 8, [0] * 8, 0)], name="x")
+    assert s["x_soft_token_ce"] is None and s["x_soft_pair_pearson"] is None
+    assert s["x_pair_ece"] == pytest.approx(0.1)

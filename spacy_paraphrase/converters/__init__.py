@@ -4,12 +4,33 @@ Each converter reads one file and returns a list of reference pair Docs; the
 CLI (``python -m spacy_paraphrase convert FORMAT IN OUT``) writes them to a
 ``.spacy`` file. Bad rows raise ``ConversionError`` naming the file, the line
 and the problem; with ``skip_bad=True`` they are counted and left out instead.
+
+Span-level paraphrase data: ``contextdep``. Pair classification (``doc.cats``
+one-hot or soft over the whole label set): ``circa``, ``multipit``, ``arpa``
+and ``pairs`` (any CSV / TSV / JSON Lines file of pairs).
 """
+from .arpa import convert_arpa
+from .circa import convert_circa
 from .common import ConversionError, ConversionReport
 from .contextdep import convert_contextdep
+from .multipit import convert_multipit
+from .pairs import convert_pairs
 
 CONVERTERS = {
     "contextdep": convert_contextdep,
+    "circa": convert_circa,
+    "multipit": convert_multipit,
+    "arpa": convert_arpa,
+    "pairs": convert_pairs,
 }
 
-__all__ = ["CONVERTERS", "ConversionError", "ConversionReport", "convert_contextdep"]
+__all__ = [
+    "CONVERTERS",
+    "ConversionError",
+    "ConversionReport",
+    "convert_arpa",
+    "convert_circa",
+    "convert_contextdep",
+    "convert_multipit",
+    "convert_pairs",
+]

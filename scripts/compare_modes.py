@@ -1,0 +1,118 @@
+"""Compare the ContextDeP training modes (majority / all / soft) fairly.
+
+Every run trains ``configs/<config>.cfg`` on ``corpus/contextdep/train_<mode>.spacy``
+with the same budget of optimizer steps (``--steps``; ``all`` has ~9x more Docs,
+so it sees fewer epochs) and a wall-clock cap (``--max-minutes``: a run that
+hits it is stopped and its best checkpoint so far is used). Each run's
+``model-best`` is scored on dev with the package's scorer, once with the
+shipped thresholds (0.5 / 0.5) and once with both thresholds tuned on dev
+(optimistic: dev is also the test here). Results: ``<out>/modes_comparison.json``
+and a markdown table ``<out>/modes_comparison.md`` (mean and spread over seeds).
+
+    python scripts/compare_modes.py --modes majority all soft --seeds 0 --steps 530
+"""
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+KEYS = [
+    "pair_acc", "pair_macro_f", "pair_f", "pair_p", "pair_r",
+    "jaccard_first", "jaccard_second", "soft_token_ce", "soft_pair_pearson", "pair_ece",
+]
+
+
+def run(cmd, timeout=None):
+    print("$", " ".join(cmd), flush=True)
+    return subprocess.run(cmd, timeout=timeout)
+
+
+def train(args, mode: str, seed: int, out: Path, extra) -> float:
+    cmd = [
+        sys.executable, "-m", "spacy", "train", f"configs/{args.config}.cfg",
+        "--output", str(out),
+        "--paths.train", f"{args.corpus}/train_{mode}.spacy",
+        "--paths.dev", f"{args.corpus}/dev.spacy",
+        "--system.seed", str(seed),
+        "--training.max_epochs", "0",
+        "--training.max_steps", str(args.steps),
+        "--training.eval_frequency", str(args.eval_frequency),
+        "--training.optimizer.learn_rate.total_steps", str(args.steps),
+    ] + list(extra)
+    start = time.time()
+    try:
+        run(cmd, timeout=args.max_minutes * 60)
+    except subprocess.TimeoutExpired:
+        print(f"wall-clock cap reached for {mode}/{seed}; using the best checkpoint so far")
+    return time.time() - start
+
+
+def evaluate(model: Path, dev: str, out: Path, tune: bool) -> dict:
+    if tune:
+        for key in ("threshold", "highlight_threshold"):
+            run([sys.executable, "-m", "spacy_paraphrase", "find-threshold", str(model), dev,
+                 "--key", key, "--save", "--output", str(out.with_suffix(f".{key}.json"))])
+    run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out)])
+    return json.loads(out.read_text())
+
+
+def summarize(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return None, None
+    return statistics.mean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--config", default="contextdep_cpu")
+    p.add_argument("--modes", nargs="+", default=["majority", "all", "soft"])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0])
+    p.add_argument("--steps", type=int, default=530)
+    p.add_argument("--eval-frequency", type=int, default=53)
+    p.add_argument("--max-minutes", type=float, default=30.0)
+    p.add_argument("--corpus", default="corpus/contextdep")
+    p.add_argument("--output", type=Path, default=Path("training/modes"))
+    p.add_argument("--metrics", type=Path, default=Path("metrics"))
+    p.add_argument("--pipe", default="paraphrase_spans")
+    p.add_argument("extra", nargs=argparse.REMAINDER, help="extra `spacy train` overrides after --")
+    args = p.parse_args()
+    extra = [x for x in args.extra if x != "--"]
+    args.metrics.mkdir(parents=True, exist_ok=True)
+    results = []
+    for mode in args.modes:
+        for seed in args.seeds:
+            out = args.output / f"{mode}_seed{seed}"
+            seconds = train(args, mode, seed, out, extra)
+            model = out / "model-best"
+            row = {"mode": mode, "seed": seed, "train_seconds": seconds, "steps": args.steps}
+            row["default"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{mode}_seed{seed}.json", False)
+            row["tuned"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{mode}_seed{seed}_tuned.json", True)
+            results.append(row)
+            (args.metrics / "modes_comparison.json").write_text(json.dumps(results, indent=2))
+    lines = [
+        f"Same budget: {args.steps} optimizer steps per run, seeds {args.seeds}, dev split (88 pairs).",
+        "",
+        "| mode | thresholds | " + " | ".join(KEYS) + " | train s |",
+        "|" + "---|" * (len(KEYS) + 3),
+    ]
+    for mode in args.modes:
+        rows = [r for r in results if r["mode"] == mode]
+        for which in ("default", "tuned"):
+            cells = []
+            for key in KEYS:
+                mean, sd = summarize([r[which].get(f"{args.pipe}_{key}") for r in rows])
+                cells.append("—" if mean is None else (f"{mean:.3f} ± {sd:.3f}" if len(rows) > 1 else f"{mean:.3f}"))
+            secs, _ = summarize([r["train_seconds"] for r in rows])
+            label = "0.5 / 0.5" if which == "default" else "tuned on dev"
+            lines.append(f"| {mode} | {label} | " + " | ".join(cells) + f" | {secs:.0f} |")
+    table = "\n".join(lines)
+    print(table)
+    (args.metrics / "modes_comparison.md").write_text(table + "\n")
+
+
+if __name__ == "__main__":
+    main()

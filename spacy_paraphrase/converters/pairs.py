@@ -1,0 +1,370 @@
+"""Any file of text pairs (CSV, TSV or JSON Lines) to pair Docs.
+
+Input: one pair per row (or per JSON object), with two text columns, an
+optional label column and an optional id column.
+
+Options:
+
+``text1``, ``text2``
+    The columns of the first and second turn: header names, or 0-based column
+    indices (needed with ``header=False``; also allowed with a header). For JSON
+    Lines, the keys of the objects.
+``label``
+    The label column (name or index), or ``None`` for unlabelled data (then
+    ``doc.cats`` is empty).
+``id_column``
+    Optional column with the pair's id; without it the id is the 1-based row
+    number (data rows, not lines) as a string.
+``delimiter``
+    ``","``, ``"\\t"`` (also written ``"tab"`` or ``"\\\\t"``), ``"comma"``, any
+    other single character, or ``"jsonl"``. By default from the file extension:
+    ``.csv`` comma, ``.tsv`` / ``.txt`` / ``.tab`` tab, ``.jsonl`` / ``.ndjson``
+    JSON Lines.
+``header``
+    Whether the first row names the columns (default True).
+``quoting``
+    ``"minimal"`` (default; CSV double quotes as written by Python's csv module
+    or pandas) or ``"none"`` (quotes are ordinary characters: use it for files
+    like MRPC's ``msr_paraphrase_train.txt`` whose strings contain bare ``"``).
+``label_map``
+    Optional dict raw value -> label name; raw values not in it are bad rows.
+    Without it the raw values (stripped) are the label names, except that a
+    column holding only ``0`` / ``1`` is read as ``NOT_PARAPHRASE`` /
+    ``IS_PARAPHRASE``.
+
+``doc.cats`` holds every label of the label set (one-hot), so the label set is
+visible from any Doc. Leading and trailing whitespace of the texts is removed; a
+row with an empty or whitespace-only text is a bad row.
+
+MRPC (``Quality  #1 ID  #2 ID  #1 String  #2 String``, tab-separated, bare quotes)::
+
+    convert_pairs("msr_paraphrase_train.txt", vocab, text1="#1 String",
+                  text2="#2 String", label="Quality", id_column="#1 ID",
+                  quoting="none")
+
+This module also holds the helpers the other pair-classification converters
+(``circa``, ``multipit``, ``arpa``) share.
+"""
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.vocab import Vocab
+
+from ..pair_doc import PairDocError, make_pair_doc
+from .common import ConversionError, ConversionReport, open_text
+
+IS_PARAPHRASE = "IS_PARAPHRASE"
+NOT_PARAPHRASE = "NOT_PARAPHRASE"
+NEAR_PARAPHRASE = "NEAR_PARAPHRASE"
+BINARY_LABELS = (IS_PARAPHRASE, NOT_PARAPHRASE)
+BINARY_VALUES = {"1": IS_PARAPHRASE, "0": NOT_PARAPHRASE}
+
+QUOTING = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
+DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "jsonl": "jsonl"}
+EXTENSIONS = {
+    ".csv": ",",
+    ".tsv": "\t",
+    ".txt": "\t",
+    ".tab": "\t",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+}
+ROW_HINT = "a truncated line, or a text holding the delimiter or an unclosed quote?"
+
+Column = Union[str, int]
+
+
+# -- helpers shared by the pair-classification converters --------------------
+
+
+def blank_nlp(vocab: Vocab, lang: str) -> Language:
+    """A blank pipeline of ``lang`` sharing ``vocab``: the tokenizer for string turns."""
+    if vocab.lang and vocab.lang != lang:
+        raise ValueError(
+            f"lang={lang!r} but the vocab is for {vocab.lang!r}; pass lang={vocab.lang!r} "
+            "(the tokenizer must share the vocab)."
+        )
+    return spacy.blank(lang, vocab=vocab)
+
+
+def one_hot(labels: Sequence[str], label: str) -> Dict[str, float]:
+    """``doc.cats`` for a hard label: every label of the set, 1.0 for ``label``."""
+    return {name: float(name == label) for name in labels}
+
+
+def distribution(labels: Sequence[str], votes: Sequence[str]) -> Dict[str, float]:
+    """``doc.cats`` for a soft label: the share of ``votes`` for each label."""
+    n = len(votes)
+    return {name: sum(1 for v in votes if v == name) / n for name in labels}
+
+
+def row_error(path, line: int, message: str) -> ConversionError:
+    """A field-count problem reported by ``read_delimited``, with a hint."""
+    return ConversionError(path, line, f"{message} ({ROW_HINT})")
+
+
+def build_pair(
+    nlp: Language,
+    path,
+    line: int,
+    first: str,
+    second: str,
+    columns: Tuple[str, str],
+    *,
+    speakers: Optional[Tuple[str, str]] = None,
+    pair_id: Optional[str] = None,
+) -> Doc:
+    """make_pair_doc on stripped texts; PairDocError (e.g. an empty text)
+    becomes a ConversionError naming the row and the columns."""
+    try:
+        return make_pair_doc(nlp, first.strip(), second.strip(), speakers=speakers, pair_id=pair_id)
+    except PairDocError as err:
+        raise ConversionError(
+            path, line, f"cannot build a pair from columns {columns[0]!r} and {columns[1]!r}: {err}"
+        ) from None
+
+
+def check_text(value: str, column: str) -> None:
+    """Raise ValueError for an empty or whitespace-only text (checked before
+    tokenizing, so every bad row is found in file order)."""
+    if not value.strip():
+        raise ValueError(f"empty or whitespace-only text in column {column!r}")
+
+
+# -- reading ------------------------------------------------------------------
+
+
+def _resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
+    if delimiter is None:
+        suffix = path.suffix.lower()
+        if suffix not in EXTENSIONS:
+            raise ValueError(
+                f"Cannot tell the format of {path.name!r} from its extension; pass delimiter "
+                "(',', '\\t', 'tab', 'comma' or 'jsonl')."
+            )
+        return EXTENSIONS[suffix]
+    delimiter = DELIMITER_NAMES.get(delimiter.lower(), delimiter)
+    if delimiter != "jsonl" and len(delimiter) != 1:
+        raise ValueError(f"delimiter must be one character, 'tab', 'comma' or 'jsonl'; got {delimiter!r}")
+    return delimiter
+
+
+def _delimited_records(path: Path, delimiter: str, quoting: int) -> Iterator[Tuple[int, List[str]]]:
+    """(line where the record starts, fields); blank lines are skipped."""
+    text = open_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
+    start = 1
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as err:
+            raise ConversionError(path, start, f"unreadable row: {err}") from None
+        line = start
+        start = reader.line_num + 1
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        yield line, row
+
+
+def _as_index(column: Column) -> Optional[int]:
+    if isinstance(column, bool):
+        return None
+    if isinstance(column, int):
+        return column
+    if isinstance(column, str) and column.strip().isdigit():
+        return int(column.strip())
+    return None
+
+
+def _delimited_rows(
+    path: Path, delimiter: str, quoting: int, header: bool, columns: Dict[str, Column]
+) -> Iterator[Tuple[int, Union[Dict[str, str], str]]]:
+    """Yield (line, {role: value}) or (line, error message) for each data row;
+    ``columns`` maps roles (text1, text2, label, id) to names or indices."""
+    records = _delimited_records(path, delimiter, quoting)
+    where: Dict[str, int] = {}
+    n_fields: Optional[int] = None
+    first_line = None
+    if header:
+        try:
+            first_line, names = next(records)
+        except StopIteration:
+            raise ConversionError(path, 1, "the file is empty (no header)") from None
+        n_fields = len(names)
+        missing = []
+        for role, column in columns.items():
+            if isinstance(column, str) and column in names:
+                where[role] = names.index(column)
+            elif _as_index(column) is not None and _as_index(column) < len(names):  # type: ignore
+                where[role] = _as_index(column)  # type: ignore
+            else:
+                missing.append(column)
+        if missing:
+            raise ConversionError(
+                path,
+                first_line,
+                f"missing column(s) {missing}; found {names!r} (is the delimiter {delimiter!r} right?)",
+            )
+    else:
+        for role, column in columns.items():
+            index = _as_index(column)
+            if index is None:
+                raise ValueError(
+                    f"Without a header, columns are 0-based indices; got {role}={column!r}."
+                )
+            where[role] = index
+    for line, row in records:
+        if n_fields is None:
+            n_fields, first_line = len(row), line
+            needed = max(where.values())
+            if needed >= n_fields:
+                raise ConversionError(
+                    path,
+                    line,
+                    f"column index {needed} out of range: the first row has {n_fields} field(s) "
+                    f"(is the delimiter {delimiter!r} right?)",
+                )
+        if len(row) != n_fields:
+            origin = "the header" if header else f"line {first_line}"
+            yield line, f"expected {n_fields} fields (as {origin}), found {len(row)} ({ROW_HINT})"
+            continue
+        yield line, {role: row[i] for role, i in where.items()}
+
+
+def _json_value(value) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    raise ValueError(f"expected a string or a number, got {type(value).__name__}: {value!r}"[:120])
+
+
+def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, Union[Dict[str, str], str]]]:
+    for role, column in columns.items():
+        if not isinstance(column, str):
+            raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
+    text = open_text(path)
+    for i, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as err:
+            yield i, f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)"
+            continue
+        if not isinstance(obj, dict):
+            yield i, f"expected a JSON object, got {type(obj).__name__}"
+            continue
+        missing = [c for c in columns.values() if c not in obj]
+        if missing:
+            yield i, f"missing key(s) {missing}; found {list(obj)!r}"
+            continue
+        try:
+            yield i, {role: _json_value(obj[c]) for role, c in columns.items()}  # type: ignore
+        except ValueError as err:
+            yield i, str(err)
+
+
+# -- the converter ------------------------------------------------------------
+
+
+def convert_pairs(
+    path,
+    vocab: Vocab,
+    *,
+    text1: Column = "sentence1",
+    text2: Column = "sentence2",
+    label: Optional[Column] = "label",
+    id_column: Optional[Column] = None,
+    delimiter: Optional[str] = None,
+    header: bool = True,
+    quoting: str = "minimal",
+    label_map: Optional[Dict] = None,
+    skip_bad: bool = False,
+    lang: str = "en",
+) -> Tuple[List[Doc], ConversionReport]:
+    """Convert a CSV / TSV / JSON Lines file of text pairs into pair Docs (see module doc)."""
+    path = Path(path)
+    if quoting not in QUOTING:
+        raise ValueError(f"Unknown quoting {quoting!r}; choose one of {list(QUOTING)}.")
+    fmt = _resolve_delimiter(path, delimiter)
+    columns: Dict[str, Column] = {"text1": text1, "text2": text2}
+    if label is not None:
+        columns["label"] = label
+    if id_column is not None:
+        columns["id"] = id_column
+    names = {role: str(c) for role, c in columns.items()}
+    mapping = None
+    if label_map is not None:
+        if label is None:
+            raise ValueError("label_map given but label=None (unlabelled data).")
+        mapping = {str(k).strip(): str(v) for k, v in label_map.items()}
+    nlp = blank_nlp(vocab, lang)
+    report = ConversionReport()
+    if fmt == "jsonl":
+        rows: Iterable = _jsonl_rows(path, columns)
+    else:
+        rows = _delimited_rows(path, fmt, QUOTING[quoting], header, columns)
+    docs: List[Doc] = []
+    raw_labels: List[Optional[str]] = []
+    for line, row in rows:
+        report.n_rows += 1
+        if isinstance(row, str):
+            report.bad(ConversionError(path, line, row), skip_bad)
+            continue
+        try:
+            check_text(row["text1"], names["text1"])
+            check_text(row["text2"], names["text2"])
+            raw = None
+            if label is not None:
+                raw = row["label"].strip()
+                if not raw:
+                    raise ValueError(f"empty label in column {names['label']!r}")
+                if mapping is not None and raw not in mapping:
+                    raise ValueError(
+                        f"label {raw!r} is not in label_map (keys: {sorted(mapping)})"
+                    )
+            pair_id = str(report.n_rows)
+            if id_column is not None:
+                pair_id = row["id"].strip()
+                if not pair_id:
+                    raise ValueError(f"empty id in column {names['id']!r}")
+            doc = build_pair(
+                nlp, path, line, row["text1"], row["text2"], (names["text1"], names["text2"]),
+                pair_id=pair_id,
+            )
+        except ValueError as err:  # ConversionError is a ValueError
+            if not isinstance(err, ConversionError):
+                err = ConversionError(path, line, str(err))
+            report.bad(err, skip_bad)
+            continue
+        docs.append(doc)
+        raw_labels.append(raw)
+    if label is not None:
+        if mapping is not None:
+            labels = list(dict.fromkeys(mapping.values()))
+        elif set(raw_labels) <= set(BINARY_VALUES):
+            mapping = dict(BINARY_VALUES)
+            labels = list(BINARY_LABELS)
+            report.notes.append(
+                f"Label column {names['label']!r} holds 0/1: 1 -> {IS_PARAPHRASE}, 0 -> {NOT_PARAPHRASE}."
+            )
+        else:
+            labels = sorted(set(raw_labels))  # type: ignore[arg-type]
+        for doc, raw in zip(docs, raw_labels):
+            doc.cats = one_hot(labels, mapping[raw] if mapping is not None else raw)  # type: ignore
+        report.notes.append(f"Label set ({len(labels)}): {labels}.")
+    else:
+        report.notes.append("Unlabelled: doc.cats is empty.")
+    report.n_docs = len(docs)
+    return docs, report
