@@ -17,7 +17,6 @@ from typing import List, Sequence
 
 import numpy
 from spacy.tokens import Doc
-from thinc.types import Ragged
 
 
 def char_to_token(doc: Doc) -> numpy.ndarray:
@@ -62,17 +61,3 @@ def token_pieces(
                 if t >= 0:
                     result[t].append(j)
     return result
-
-
-def build_ragged(per_doc_pieces: List[List[List[int]]], row_length: int) -> Ragged:
-    """Concatenate per-doc token->piece lists into the Ragged alignment used by
-    spacy-transformers: piece indices index the flattened, padded
-    ``(n_rows * row_length)`` wordpiece array, where doc ``i`` is row ``i``."""
-    lengths: List[int] = []
-    flat: List[int] = []
-    for row, doc_pieces in enumerate(per_doc_pieces):
-        base = row * row_length
-        for pieces in doc_pieces:
-            lengths.append(len(pieces))
-            flat.extend(base + j for j in pieces)
-    return Ragged(numpy.asarray(flat, dtype="i"), numpy.asarray(lengths, dtype="i"))

@@ -19,8 +19,13 @@ probability of being part of a paraphrase across the two turns and writes:
       models trained on soft targets, see ``--mode soft``), and
       ``"agreement"`` = ``|2 * vote_share - 1|``: 1 for a clear call either way,
       0 for a contested pair. Sort by it to separate clear from contested pairs.
-    - ``"truncated"``: True when the pair was longer than the transformer's
-      maximum and tokens were cut; ``"n_cut_tokens"``: how many.
+    - ``"n_windows"``: how many sequences the pair was encoded as: 1, or more
+      for a pair longer than the transformer's maximum (see
+      ``pair_transformer.pair_windows``; a token's vector is then the mean over
+      every window containing it).
+    - ``"truncated"``: True when tokens were cut even so (only a single token
+      longer than a whole window); ``"n_cut_tokens"``: how many tokens got no
+      wordpiece at all because of it.
 
 ``doc.cats[cats_key]`` (default ``"PARAPHRASE"``)
     The paper's decision rule as a score: the minimum over the two turns of
@@ -195,6 +200,7 @@ def write_paraphrase_annotations(
     threshold: float,
     highlight_threshold: float,
     n_cut: int = 0,
+    n_windows: int = 1,
 ) -> None:
     """Write spans, span scores, token probabilities and the pair score."""
     pair_score = pair_score_from_probs(doc, probs)
@@ -210,6 +216,7 @@ def write_paraphrase_annotations(
     group.attrs["agreement"] = abs(2.0 * pair_score - 1.0)
     group.attrs["truncated"] = bool(n_cut > 0)
     group.attrs["n_cut_tokens"] = int(n_cut)
+    group.attrs["n_windows"] = int(n_windows)
     doc.spans[spans_key] = group
     doc.cats[cats_key] = pair_score
 
@@ -296,6 +303,7 @@ class ParaphraseSpans(TrainablePipe):
                 threshold=self.cfg["threshold"],
                 highlight_threshold=self.cfg["highlight_threshold"],
                 n_cut=int(doc_scores.cut.sum()),
+                n_windows=doc_scores.n_windows,
             )
 
     def _targets(self, eg: Example) -> numpy.ndarray:

@@ -33,6 +33,7 @@ class TokenScores:
     probs: numpy.ndarray  # float32, NaN where the token has no wordpieces
     n_pieces: numpy.ndarray  # int32, wordpieces aligned to each token
     cut: numpy.ndarray  # bool, token cut because the pair was too long
+    n_windows: int = 1  # sequences the pair was encoded as (>1 for long pairs)
 
 
 @registry.architectures("spacy_paraphrase.ParaphraseTagger.v1")
@@ -138,7 +139,12 @@ def forward(
         probs = probs_np[start:end].copy()
         probs[n_pieces == 0] = numpy.nan
         outputs.append(
-            TokenScores(probs=probs, n_pieces=n_pieces, cut=numpy.asarray(data.cut_tokens))
+            TokenScores(
+                probs=probs,
+                n_pieces=n_pieces,
+                cut=numpy.asarray(data.cut_tokens),
+                n_windows=int(data.model_output.last_hidden_state.shape[0]),
+            )
         )
         start = end
 

@@ -8,7 +8,6 @@ from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
 from spacy_paraphrase.pair_doc import runs_to_spans
 from spacy_paraphrase.paraphrase_spans import fill_unscored
 from spacy_paraphrase.paraphrase_tagger import TokenScores
-from spacy_paraphrase.pair_transformer import TruncationWarning
 
 PAIRS = [
     # (first words, second words, gold highlight indices in first, in second)
@@ -120,24 +119,46 @@ def test_doc_without_turns_is_a_clear_error(tiny_bert):
         nlp("A plain text without turns.")
 
 
-def test_truncated_docs_are_flagged(tiny_bert):
+def test_long_pairs_are_windowed_and_fully_scored(tiny_bert):
     nlp = make_nlp(tiny_bert, inline=True)
     nlp.get_pipe("paraphrase_spans").model.get_ref("tok2vec").get_ref("transformer").attrs["max_length"] = 12
     nlp.initialize(lambda: make_examples(nlp))
     long_doc = make_pair_doc(nlp, " ".join(["word"] * 20), "short reply")
     short_doc = make_pair_doc(nlp, "a b", "c d")
-    with pytest.warns(TruncationWarning, match="1 of 2 pair Docs"):
-        long_doc, short_doc = list(nlp.pipe([long_doc, short_doc]))
+    long_doc, short_doc = list(nlp.pipe([long_doc, short_doc]))
     attrs = long_doc.spans["paraphrase"].attrs
-    assert attrs["truncated"] is True and attrs["n_cut_tokens"] > 0
-    probs = token_probs(long_doc)
-    assert numpy.isnan(probs).sum() == attrs["n_cut_tokens"]
-    first = long_doc.spans["turns"][0]
-    assert numpy.isnan(probs[first.end - 1])
-    for span in long_doc.spans["paraphrase"]:
-        assert not numpy.isnan(probs[span.start : span.end]).any()
-    assert short_doc.spans["paraphrase"].attrs["truncated"] is False
-    assert not numpy.isnan(token_probs(short_doc)).any()
+    assert attrs["n_windows"] > 1
+    assert attrs["truncated"] is False and attrs["n_cut_tokens"] == 0
+    assert not numpy.isnan(token_probs(long_doc)).any()
+    assert short_doc.spans["paraphrase"].attrs["n_windows"] == 1
+
+
+def test_paraphrase_in_the_last_window_is_learned(tiny_bert):
+    """Windows are trained and predicted like whole pairs: a highlight at the
+    end of a first turn that needs 3+ windows is found."""
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=True)
+    trf = nlp.get_pipe("paraphrase_spans").model.get_ref("tok2vec").get_ref("transformer")
+    trf.attrs["max_length"] = 16
+    filler = ["the", "a", "of", "and", "to", "in", "is", "it", "that", "was"]
+    examples = []
+    for k, (key, reply) in enumerate([("victory", "you won"), ("defeat", "you lost"), ("rain", "it was wet"), ("snow", "so cold")]):
+        words1 = [filler[(k + i) % len(filler)] for i in range(24)] + [key]
+        words2 = reply.split()
+        ref = make_pair_doc(nlp, words1, words2)
+        ref.spans["paraphrase"] = [ref[len(words1) - 1 : len(words1)], ref[len(words1) :]]
+        examples.append(Example(make_pair_doc(nlp, words1, words2), ref))
+    nlp.initialize(lambda: examples)
+    optimizer = Adam(1e-3)
+    for _ in range(80):
+        nlp.update(examples, sgd=optimizer, drop=0.0)
+    for eg in examples:
+        doc = nlp(eg.predicted.copy())
+        assert doc.spans["paraphrase"].attrs["n_windows"] >= 3
+        probs = token_probs(doc)
+        n1 = doc.spans["turns"][0].end
+        assert probs[n1 - 1] >= 0.5  # the key word in the last window
+        assert (probs[: n1 - 1] < 0.5).all()
 
 
 def test_fill_unscored_rule(nlp):
