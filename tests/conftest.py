@@ -40,3 +40,19 @@ def make_tiny_bert(path: Path, hidden: int = 32, layers: int = 2, seed: int = 0)
 @pytest.fixture(scope="session")
 def tiny_bert(tmp_path_factory):
     return str(make_tiny_bert(tmp_path_factory.mktemp("tiny_bert")))
+
+
+@pytest.fixture(scope="session")
+def trained_pipeline(tiny_bert):
+    """transformer + paraphrase_spans on the tiny BERT, briefly trained."""
+    from thinc.api import Adam, fix_random_seed
+    from test_paraphrase_spans import make_examples, make_nlp
+
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    opt = Adam(1e-3)
+    for _ in range(10):
+        nlp.update(examples, sgd=opt)
+    return nlp, examples
