@@ -347,6 +347,21 @@ class PairClassifier(TrainablePipe):
             self.model.set_dim("nO", n_labels)
         self.model.initialize(X=docs or None, Y=Y)
 
+    # srsly's JSON reader parses e.g. 0.6 as 0.6000000000000001: give the
+    # threshold back as written (JSON holds its shortest repr).
+    def _clean_threshold(self) -> None:
+        self.cfg["threshold"] = float(f"{float(self.cfg['threshold']):.15g}")
+
+    def from_disk(self, path, *, exclude=tuple()):
+        out = super().from_disk(path, exclude=exclude)
+        self._clean_threshold()
+        return out
+
+    def from_bytes(self, bytes_data, *, exclude=tuple()):
+        out = super().from_bytes(bytes_data, exclude=exclude)
+        self._clean_threshold()
+        return out
+
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, object]:
         validate_examples(examples, "PairClassifier.score")
         kwargs = dict(kwargs)

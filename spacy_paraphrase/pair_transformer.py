@@ -186,7 +186,7 @@ def _wordpieces(tokenizer, encoding) -> WordpieceBatch:
 def _piece_counts(tokenizer, doc: Doc, turn) -> numpy.ndarray:
     """Wordpieces per token of one turn, tokenized alone (no special tokens)."""
     text = doc.text[turn.start_char : turn.end_char]
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
+    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn.start_char
     pieces = token_pieces(doc, offsets)
     return numpy.asarray([len(pieces[i]) for i in range(turn.start, turn.end)], dtype="i")
@@ -323,6 +323,9 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
         offsets[seq_ids < 0] = 0
         seq_offsets.append(offsets)
         overflowed.append(bool(enc.encodings[k].overflowing))
+    # Padding already-encoded sequences is what we need here (windows come
+    # from two tokenizer calls); silence the hint about calling __call__.
+    getattr(tokenizer, "deprecation_warnings", {})["Asking-to-pad-a-fast-tokenizer"] = True
     padded = tokenizer.pad(features, padding="longest", return_tensors="np")
     row_length = padded["input_ids"].shape[1]
     rows_per_doc = [0] * len(docs)
