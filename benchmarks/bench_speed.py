@@ -203,6 +203,20 @@ def _maybe_profile(profile_out: Optional[str], fn):
     return result
 
 
+def _repeat(args, fn, setup=None):
+    """Time fn() args.repeats times (setup() before each, untimed); the first
+    run is profiled when asked. Returns (median wall, its CPU time, all walls)."""
+    runs = []
+    for k in range(max(1, args.repeats)):
+        if setup is not None:
+            setup()
+        _, wall, cpu = _maybe_profile(args.profile_out if k == 0 else None, fn)
+        runs.append((wall, cpu))
+    ordered = sorted(runs)
+    wall, cpu = ordered[len(ordered) // 2]
+    return wall, cpu, [w for w, _ in runs]
+
+
 def _infer_result(pairs, batch_size, wall, cpu, mem_load, mem_before, extra=None):
     mem_after = memory_now()
     out = {
@@ -271,10 +285,10 @@ def worker_infer_backbone(args, pairs):
     with torch.inference_mode():
         model(**inputs[0])  # warm-up
         mem_before = memory_now()
-        _, wall, cpu = _maybe_profile(args.profile_out, run)
+        wall, cpu, walls = _repeat(args, run)
     return _infer_result(
         pairs, args.batch_size, wall, cpu, mem_load, mem_before,
-        {"load_seconds": load_s, "prepare_seconds": prep_s, "n_wordpieces": n_pieces,
+        {"load_seconds": load_s, "prepare_seconds": prep_s, "n_wordpieces": n_pieces, "run_seconds": walls,
          "n_padded_wordpieces": n_padded, "threads_used": torch.get_num_threads()},
     )
 
@@ -326,11 +340,11 @@ def worker_infer_hf(args, pairs):
     with torch.inference_mode():
         hf_predict_batch(torch, tokenizer, model, groups[0])  # warm-up
         mem_before = memory_now()
-        _, wall, cpu = _maybe_profile(args.profile_out, run)
+        wall, cpu, walls = _repeat(args, run, setup=results.clear)
     assert len(results) == len(pairs)
     return _infer_result(
         pairs, args.batch_size, wall, cpu, mem_load, mem_before,
-        {"load_seconds": load_s, "threads_used": torch.get_num_threads()},
+        {"load_seconds": load_s, "run_seconds": walls, "threads_used": torch.get_num_threads()},
     )
 
 
@@ -360,15 +374,25 @@ def worker_infer_pipeline(args, pairs):
     list(nlp.pipe(warm, batch_size=args.batch_size))  # warm-up
     mem_before = memory_now()
     out_docs: list = []
-    _, wall, cpu = _maybe_profile(
-        args.profile_out, lambda: out_docs.extend(nlp.pipe(docs, batch_size=args.batch_size))
+
+    n_setups = [0]
+
+    def setup():
+        # Fresh, unannotated pair Docs for every repeat (built untimed).
+        out_docs.clear()
+        if n_setups[0] > 0:
+            docs[:] = [make_pair_doc(nlp, p["first"], p["second"]) for p in pairs]
+        n_setups[0] += 1
+
+    wall, cpu, walls = _repeat(
+        args, lambda: out_docs.extend(nlp.pipe(docs, batch_size=args.batch_size)), setup=setup
     )
     assert len(out_docs) == len(pairs)
     for doc in out_docs:
         assert len(token_probs(doc)) == len(doc)
     return _infer_result(
         pairs, args.batch_size, wall, cpu, mem_load, mem_before,
-        {"load_seconds": load_s, "build_docs_seconds": build_s,
+        {"load_seconds": load_s, "run_seconds": walls, "build_docs_seconds": build_s,
          "build_docs_per_s": len(pairs) / build_s if build_s > 0 else None,
          "threads_used": torch.get_num_threads()},
     )
@@ -568,7 +592,7 @@ class Runner:
         cmd = [sys.executable, str(BENCH), "--worker", worker, "--result", str(result),
                "--model", self.args.model, "--config", str(self.args.config),
                "--threads", str(self.args.threads or 0), "--seed", str(self.args.seed),
-               "--batch-size", str(batch_size)]
+               "--batch-size", str(batch_size), "--repeats", str(self.args.repeats)]
         if self.source:
             cmd += ["--source", self.source]
         if task:
@@ -620,11 +644,13 @@ def _check_memory_readings(results: List[dict]) -> List[str]:
 def main_parent(args) -> int:
     t_start = time.perf_counter()
     if args.quick:
+        args.repeats = args.repeats or 1
         args.n_pairs = args.n_pairs or 16
         args.train_pairs = args.train_pairs or 16
         args.scale_lengths = args.scale_lengths or "32,96"
         args.scale_batch_sizes = args.scale_batch_sizes or "1,4"
         args.scale_pairs = args.scale_pairs or 8
+    args.repeats = args.repeats or 3
     args.scale_lengths = args.scale_lengths or "32,128,384"
     args.scale_batch_sizes = args.scale_batch_sizes or "1,8,32"
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
@@ -678,6 +704,7 @@ def main_parent(args) -> int:
                 "batch_size": B,
                 "order": "sorted by length (descending) in all systems" if args.sort_by_length
                 else "corpus order (no sorting) in all systems",
+                "inference_repeats": args.repeats,
                 "quick": bool(args.quick),
                 "seed": args.seed,
             },
@@ -718,9 +745,9 @@ def main_parent(args) -> int:
                         results["scaling"].append(r)
         if args.profile:
             stem = output.with_suffix("")
-            for system, task, group in (("pipeline", "infer", pairs), ("pipeline", "train", train_pairs),
-                                        ("hf", "infer", pairs)):
-                if task == "infer" and "infer" not in parts or task == "train" and "train" not in parts:
+            for system, task, group in (("pipeline", "infer", pairs), ("hf", "infer", pairs),
+                                        ("pipeline", "train", train_pairs), ("hf", "train", train_pairs)):
+                if task not in parts:
                     continue
                 prof = Path(f"{stem}_profile_{system}_{task}.prof")
                 runner.call(system, task, group, B, extra=["--profile-out", str(prof)])
@@ -794,7 +821,8 @@ def render_markdown(r: dict) -> str:
         "in every worker; every system in its own fresh subprocess",
         f"- Pairs: {d['source']}: {d['n_pairs']} pairs, {d['n_words']:,} words "
         f"(first turn {d['mean_words_first']:.1f}, second {d['mean_words_second']:.1f} words on average); "
-        f"batch size {s['batch_size']}; {s['order']}; one warm-up batch (step) before each timed run, not counted",
+        f"batch size {s['batch_size']}; {s['order']}; one warm-up batch (step) before each timed run, not counted; "
+        f"inference: median of {s.get('inference_repeats', 1)} timed run(s) over all pairs",
         "- Memory: RSS in MiB. *load* = RSS after loading the model, *before* = RSS right before the "
         "timed run (after warm-up), *peak* = `ru_maxrss` after the run (whole process)",
         "",
@@ -864,17 +892,32 @@ def render_markdown(r: dict) -> str:
         lines.append("")
     sc = r["scaling"]
     if sc:
+        by_point: Dict[tuple, Dict[str, dict]] = {}
+        for x in sc:
+            by_point.setdefault((x["length"], x["batch_size"]), {})[x["system"]] = x
         lines += [
             "## Scaling (inference, generated pairs of fixed length)",
             "",
-            "| words/pair | batch | system | pairs/s | words/s | RSS before | peak RSS | peak − before |",
-            "|---:|---:|---|---:|---:|---:|---:|---:|",
+            f"{sc[0]['n_pairs']} pairs per point. Peak − before = RSS growth during the timed run.",
+            "",
+            "| words/pair | batch | (b) pairs/s | (c) pairs/s | c/b | (b) words/s | (c) words/s "
+            "| (b) peak RSS | (c) peak RSS | (b) peak − before | (c) peak − before |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
-        for x in sc:
+        for (length, size), point in by_point.items():
+            b, c = point.get("hf", {}), point.get("pipeline", {})
+
+            def g(x, key, digits):
+                return _f(x.get(key), digits)
+
+            def grow(x):
+                return _f(x["peak_rss_mb"] - x["rss_before_run_mb"], 0) if x else "—"
+
             lines.append(
-                f"| {x['length']} | {x['batch_size']} | {SYSTEM_LABELS[x['system']]} | {_f(x['pairs_per_s'], 2)} | "
-                f"{_f(x['words_per_s'], 0)} | {_f(x['rss_before_run_mb'], 0)} | {_f(x['peak_rss_mb'], 0)} | "
-                f"{_f(x['peak_rss_mb'] - x['rss_before_run_mb'], 0)} |"
+                f"| {length} | {size} | {g(b, 'pairs_per_s', 2)} | {g(c, 'pairs_per_s', 2)} | "
+                f"{_f(_ratio(c.get('pairs_per_s'), b.get('pairs_per_s')), 2)} | {g(b, 'words_per_s', 0)} | "
+                f"{g(c, 'words_per_s', 0)} | {g(b, 'peak_rss_mb', 0)} | {g(c, 'peak_rss_mb', 0)} | "
+                f"{grow(b)} | {grow(c)} |"
             )
         lines.append("")
     if r.get("notes"):
@@ -905,11 +948,14 @@ def parse_args(argv=None):
     p.add_argument("--scale-lengths", default="", help="words per pair for scaling (default 32,128,384)")
     p.add_argument("--scale-batch-sizes", default="", help="batch sizes for scaling (default 1,8,32)")
     p.add_argument("--scale-pairs", type=int, default=0, help="pairs per scaling point (default 64)")
+    p.add_argument("--repeats", type=int, default=0,
+                   help="timed inference runs over all pairs per worker; the median is reported (default 3; "
+                   "--quick: 1)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true",
                    help="tiny sizes for tests: 16 pairs, 2 training steps, scaling 32,96 words x batch 1,4 on 8 pairs")
     p.add_argument("--profile", action="store_true",
-                   help="also run cProfile'd workers (pipeline infer/train, hf infer) after the timed ones; "
+                   help="also run cProfile'd workers ((b) and (c), inference and training) after the timed ones; "
                    "writes OUTPUT_profile_*.prof and .txt")
     p.add_argument("--output", default=str(DEFAULT_OUTPUT), help="JSON results; the markdown goes next to it (.md)")
     p.add_argument("--worker-timeout", type=int, default=3600, help="seconds per worker process")

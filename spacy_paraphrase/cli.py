@@ -184,11 +184,11 @@ def threshold_sweep(
 
 
 def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float) -> None:
+    """Set ``cfg[key]`` of a component and save the pipeline, keeping the
+    component's cfg and ``config.cfg`` in agreement."""
     pipe = nlp.get_pipe(pipe_name)
     pipe.cfg[key] = float(value)
-    config = nlp.config.copy()
-    config["components"][pipe_name][key] = float(value)
-    nlp._config = config  # keep config.cfg and the component's cfg in agreement
+    nlp.get_pipe_config(pipe_name)[key] = float(value)
     nlp.to_disk(model_dir)
 
 

@@ -73,3 +73,29 @@ def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep.read_text())
     assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])
+
+
+def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
+    nlp, examples = trained_pipeline
+    from spacy.tokens import DocBin
+
+    model = tmp_path / "model"
+    nlp.to_disk(model)
+    data = tmp_path / "dev.spacy"
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+    result = runner.invoke(
+        app, ["find-threshold", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
+    )
+    assert result.exit_code == 0, result.output
+    loaded = spacy.load(model)
+    assert loaded.get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.3)
+    assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
+
+
+def test_threshold_sweep_moves_pair_decisions(trained_pipeline):
+    nlp, examples = trained_pipeline
+    results = threshold_sweep(nlp, examples, "paraphrase_spans", "threshold", [0.0, 1.01])
+    # threshold 0: every pair is a paraphrase; above 1: none is
+    assert results[0]["paraphrase_spans_pair_r"] == 1.0
+    assert results[1]["paraphrase_spans_pair_r"] == 0.0
+    assert nlp.get_pipe("paraphrase_spans").cfg["threshold"] == 0.5  # restored

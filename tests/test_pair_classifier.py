@@ -133,6 +133,9 @@ def test_overfit_binary_with_positive_label_and_threshold(tiny_bert, tmp_path):
     nlp2 = spacy.load(tmp_path / "model")
     assert nlp2.get_pipe("pair_classifier").cfg["threshold"] == 0.6
     assert nlp2.get_pipe("pair_classifier").cfg["positive_label"] == POS
+    nlp3 = spacy.util.load_model_from_config(nlp.config)
+    nlp3.from_bytes(nlp.to_bytes())
+    assert nlp3.get_pipe("pair_classifier").cfg == pipe.cfg
     for d1, d2 in zip(docs, predict(nlp2, examples)):
         assert d2.cats[POS] == pytest.approx(d1.cats[POS], abs=1e-6)
 
