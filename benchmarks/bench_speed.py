@@ -775,7 +775,9 @@ def main_parent(args) -> int:
     if results["machine"]["load_average_at_start"][0] > 0.5 * (os.cpu_count() or 1):
         results["notes"].append(
             f"The 1-minute load average was {load_start[0]:.2f} on {os.cpu_count()} cores at the "
-            "start: other processes competed for the CPU (compare cpu_seconds with seconds)."
+            "start: other processes competed for the CPU (compare cpu_seconds with seconds). With "
+            "more busy threads than cores, torch's OpenMP threads spin-wait and small batches can get "
+            "10x slower; rerun on an idle machine (or with --threads 1 to compare systems)."
         )
 
     output.write_text(json.dumps(results, indent=2), encoding="utf-8")

@@ -276,9 +276,11 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
         add_special_tokens=True,
         truncation="longest_first",
         max_length=max_length,
+        padding="longest",
         return_offsets_mapping=True,
         return_attention_mask=True,
         return_token_type_ids=None,
+        return_tensors="np",
     )
     # (doc index, first-turn char start, second-turn char start, encoding index, batch)
     sequences = []
@@ -315,18 +317,24 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
     overflowed = []
     for doc_i, start_a, start_b, (source, k) in sequences:
         enc = first_pass if source == "first" else second_pass
-        for key in features:
-            features[key].append(enc[key][k])
+        if second_pass is not None:
+            keep = numpy.asarray(enc["attention_mask"][k], dtype=bool)  # drop padding
+            for key in features:
+                features[key].append(numpy.asarray(enc[key][k])[keep].tolist())
         seq_ids = numpy.asarray([-1 if x is None else x for x in enc.sequence_ids(k)], dtype="i")
         offsets = numpy.asarray(enc["offset_mapping"][k], dtype="i").reshape(-1, 2)
         offsets = offsets + numpy.where(seq_ids == 0, start_a, start_b)[:, None]
         offsets[seq_ids < 0] = 0
         seq_offsets.append(offsets)
         overflowed.append(bool(enc.encodings[k].overflowing))
-    # Padding already-encoded sequences is what we need here (windows come
-    # from two tokenizer calls); silence the hint about calling __call__.
-    getattr(tokenizer, "deprecation_warnings", {})["Asking-to-pad-a-fast-tokenizer"] = True
-    padded = tokenizer.pad(features, padding="longest", return_tensors="np")
+    if second_pass is None:
+        # No windows (the common case): the first pass is already one padded batch.
+        padded = {key: first_pass[key] for key in features}
+    else:
+        # Whole pairs and windows come from two tokenizer calls: pad them
+        # together (silencing the hint about calling __call__ instead).
+        getattr(tokenizer, "deprecation_warnings", {})["Asking-to-pad-a-fast-tokenizer"] = True
+        padded = tokenizer.pad(features, padding="longest", return_tensors="np")
     row_length = padded["input_ids"].shape[1]
     rows_per_doc = [0] * len(docs)
     per_doc: List[List[List[int]]] = [[[] for _ in range(len(doc))] for doc in docs]
