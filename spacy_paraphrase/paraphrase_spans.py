@@ -75,14 +75,14 @@ max_length = 0
 DEFAULT_MODEL = Config().from_str(default_model_config)["model"]
 
 DEFAULT_SCORE_WEIGHTS = {
-    "paraphrase_spans_pair_acc": 0.2,
-    "paraphrase_spans_pair_macro_f": 0.2,
-    "paraphrase_spans_jaccard_first": 0.3,
-    "paraphrase_spans_jaccard_second": 0.3,
+    "paraphrase_spans_pair_acc": 0.25,
+    "paraphrase_spans_pair_macro_f": 0.25,
+    "paraphrase_spans_jaccard_first": 0.15,
+    "paraphrase_spans_jaccard_second": 0.15,
+    "paraphrase_spans_token_f": 0.2,
     "paraphrase_spans_pair_f": 0.0,
     "paraphrase_spans_pair_p": 0.0,
     "paraphrase_spans_pair_r": 0.0,
-    "paraphrase_spans_token_f": 0.0,
 }
 
 

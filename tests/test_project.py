@@ -17,9 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 def _tiny_config(src: Path, dst: Path) -> None:
     text = src.read_text()
     for old, new in [
-        ("max_epochs = 10", "max_epochs = 2"),
-        ("eval_frequency = 53", "eval_frequency = 2"),
-        ("total_steps = 530", "total_steps = 8"),
+        ("max_epochs = 6", "max_epochs = 2"),
+        ("eval_frequency = 27", "eval_frequency = 2"),
+        ("total_steps = 318", "total_steps = 8"),
         ("warmup_steps = 50", "warmup_steps = 1"),
     ]:
         assert old in text, old
