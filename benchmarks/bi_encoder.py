@@ -1,0 +1,135 @@
+"""Bi-encoder baseline for pair classification (issue: pair-aware vs separate).
+
+Each text goes through the same backbone *alone*; the mean-pooled vectors u, v
+are combined as [u, v, |u-v|, u*v] and classified by a linear layer (the
+Sentence-BERT classification setup). Trained and evaluated on the same .spacy
+files (pair Docs with ``doc.cats`` over the label set, as the converters write
+them) with the same number of optimizer steps, batch size and learning rate
+as the pair-aware pipeline it is compared with.
+
+    python benchmarks/bi_encoder.py corpus/multipit/train.spacy corpus/multipit/dev.spacy \
+        --steps 280 --batch-size 16 --lr 5e-5 --positive IS_PARAPHRASE \
+        --output benchmarks/results/bi_encoder_multipit.json
+"""
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+import numpy
+import spacy
+import torch
+from spacy.tokens import DocBin
+
+from spacy_paraphrase.backbones import resolve_model_name
+from spacy_paraphrase.pair_doc import get_turns
+
+
+def load(path: Path, vocab):
+    rows = []
+    for doc in DocBin().from_disk(path).get_docs(vocab):
+        first, second = get_turns(doc)
+        rows.append((doc.text[first.start_char : first.end_char], doc.text[second.start_char : second.end_char], dict(doc.cats)))
+    return rows
+
+
+class BiEncoder(torch.nn.Module):
+    def __init__(self, name: str, n_labels: int):
+        super().__init__()
+        from transformers import AutoModel
+
+        self.encoder = AutoModel.from_pretrained(resolve_model_name(name))
+        width = self.encoder.config.hidden_size
+        self.head = torch.nn.Linear(4 * width, n_labels)
+
+    def embed(self, batch):
+        out = self.encoder(**batch).last_hidden_state
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        return (out * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+    def forward(self, a, b):
+        u, v = self.embed(a), self.embed(b)
+        return self.head(torch.cat([u, v, (u - v).abs(), u * v], dim=-1))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("train", type=Path)
+    p.add_argument("dev", type=Path)
+    p.add_argument("--model", default="sentence-transformers/all-MiniLM-L6-v2")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--lr", type=float, default=5e-5)
+    p.add_argument("--max-length", type=int, default=128)
+    p.add_argument("--positive", default=None, help="positive label for P/R/F1 of binary tasks")
+    p.add_argument("--limit", type=int, default=0, help="use only the first N training pairs (after a seeded shuffle)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--output", type=Path, default=None)
+    args = p.parse_args()
+    from transformers import AutoTokenizer
+
+    random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    nlp = spacy.blank("xx")
+    train, dev = load(args.train, nlp.vocab), load(args.dev, nlp.vocab)
+    random.Random(args.seed).shuffle(train)
+    if args.limit:
+        train = train[: args.limit]
+    labels = sorted({k for _, _, cats in train + dev for k in cats})
+    tok = AutoTokenizer.from_pretrained(resolve_model_name(args.model))
+    model = BiEncoder(args.model, len(labels))
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
+
+    def enc(texts):
+        return tok(texts, padding=True, truncation=True, max_length=args.max_length, return_tensors="pt")
+
+    def target(rows):
+        return torch.tensor([[r[2].get(lab, 0.0) for lab in labels] for r in rows], dtype=torch.float32)
+
+    start = time.time()
+    model.train()
+    order = []
+    for step in range(args.steps):
+        if not order:
+            order = list(range(len(train)))
+            random.shuffle(order)
+        idx, order = order[: args.batch_size], order[args.batch_size :]
+        rows = [train[i] for i in idx]
+        logits = model(enc([r[0] for r in rows]), enc([r[1] for r in rows]))
+        loss = -(target(rows) * torch.log_softmax(logits, -1)).sum(-1).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    train_seconds = time.time() - start
+    model.eval()
+    preds = []
+    with torch.inference_mode():
+        for i in range(0, len(dev), 64):
+            rows = dev[i : i + 64]
+            preds.extend(torch.softmax(model(enc([r[0] for r in rows]), enc([r[1] for r in rows])), -1).tolist())
+    gold = [max(labels, key=lambda lab: r[2].get(lab, 0.0)) for r in dev]
+    pred = [labels[int(numpy.argmax(pr))] for pr in preds]
+    result = {"system": "bi-encoder", "model": args.model, "steps": args.steps, "batch_size": args.batch_size,
+              "lr": args.lr, "train_pairs": len(train), "dev_pairs": len(dev), "train_seconds": round(train_seconds, 1),
+              "acc": float(numpy.mean([g == q for g, q in zip(gold, pred)]))}
+    f1s = []
+    for lab in labels:
+        tp = sum(g == lab and q == lab for g, q in zip(gold, pred))
+        fp = sum(g != lab and q == lab for g, q in zip(gold, pred))
+        fn = sum(g == lab and q != lab for g, q in zip(gold, pred))
+        prec = tp / (tp + fp) if tp + fp else 0.0
+        rec = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+        f1s.append(f1)
+        if lab == args.positive:
+            result.update({"pos_p": prec, "pos_r": rec, "pos_f": f1})
+    result["macro_f"] = float(numpy.mean(f1s))
+    print(json.dumps(result, indent=2))
+    if args.output is not None:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
