@@ -313,6 +313,7 @@ def test_bare_add_pipe_default_config():
     assert cfg["model"]["@architectures"] == "spacy_paraphrase.PairClassifier.v1"
     assert cfg["model"]["tok2vec"]["@architectures"] == "spacy_paraphrase.PairTransformer.v1"
     assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert cfg["model"]["pooling"] == "cls_mean_turns"
     assert pipe.cfg == {"labels": [], "exclusive_classes": True, "positive_label": None, "threshold": 0.5}
     assert nlp.config["training"]["score_weights"]["pair_classifier_acc"] > 0
     assert nlp.config["training"]["score_weights"]["pair_classifier_macro_f"] > 0

@@ -189,3 +189,37 @@ def test_cats_key_is_configurable(tiny_bert):
     nlp.initialize(lambda: make_examples(nlp))
     doc = nlp(make_pair_doc(nlp, "a b", "c d"))
     assert list(doc.cats) == ["PARA_PAIR"]
+
+
+def test_saved_pipeline_loads_offline_without_the_backbone(tiny_bert, tmp_path):
+    """The trained pipeline carries its weights and tokenizer: it loads and
+    runs with the hub unreachable and the original model directory gone."""
+    import shutil
+    import subprocess
+    import sys
+    import textwrap
+
+    backbone = tmp_path / "backbone"
+    shutil.copytree(tiny_bert, backbone)
+    nlp = make_nlp(str(backbone))
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    nlp.update(examples, sgd=Adam(1e-3))
+    nlp.to_disk(tmp_path / "model")
+    expected = token_probs(nlp(examples[0].predicted.copy()))
+    numpy.save(tmp_path / "expected.npy", expected)
+    shutil.rmtree(backbone)
+    code = textwrap.dedent(
+        f"""
+        import numpy, spacy
+        from spacy_paraphrase import make_pair_doc, token_probs
+        nlp = spacy.load({str(tmp_path / 'model')!r})
+        doc = nlp(make_pair_doc(nlp, {PAIRS[0][0]!r}, {PAIRS[0][1]!r}))
+        numpy.testing.assert_allclose(token_probs(doc), numpy.load({str(tmp_path / 'expected.npy')!r}), rtol=1e-5, atol=1e-6)
+        print("OK")
+        """
+    )
+    env = {**__import__("os").environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_HUB_DISABLE_TELEMETRY": "1"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip().endswith("OK")
