@@ -11,6 +11,7 @@ from .paraphrase_spans import ParaphraseSpans, token_probs
 from . import scorer  # noqa: F401
 from . import corpus  # noqa: F401
 from . import baselines  # noqa: F401
+from . import pair_classifier  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -15,14 +15,17 @@ def test_entry_points_in_fresh_interpreter():
         pipe = nlp.add_pipe("paraphrase_spans")
         assert type(pipe).__name__ == "ParaphraseSpans"
         nlp.add_pipe("paraphrase_baseline", name="baseline")
+        nlp.add_pipe("pair_classifier")
         for name in [
             "spacy_paraphrase.PairTransformerModel.v1",
             "spacy_paraphrase.PairTransformerListener.v1",
             "spacy_paraphrase.PairTransformer.v1",
             "spacy_paraphrase.ParaphraseTagger.v1",
+            "spacy_paraphrase.PairClassifier.v1",
         ]:
             registry.architectures.get(name)
         registry.scorers.get("spacy_paraphrase.paraphrase_spans_scorer.v1")
+        registry.scorers.get("spacy_paraphrase.pair_classifier_scorer.v1")
         registry.readers.get("spacy_paraphrase.PairCorpus.v1")
         print("OK")
         """
