@@ -529,7 +529,7 @@ def worker_prepare(args):
         },
         "model_source": _resolve(args.model),
     }
-    if args.data:
+    if args.data and not args.no_data:
         from spacy_paraphrase.converters.contextdep import convert_contextdep
 
         docs, _ = convert_contextdep(args.data, spacy.blank("en").vocab, mode="majority")
@@ -668,7 +668,7 @@ def main_parent(args) -> int:
     with tempfile.TemporaryDirectory(prefix="bench_speed_") as tmp:
         runner = Runner(args, Path(tmp))
         print("Preparing (environment, data) ...", file=sys.stderr)
-        prep = runner.call("prepare", extra=(["--data", str(data_path)] if data_path else []))
+        prep = runner.call("prepare", extra=(["--data", str(data_path)] if data_path else ["--no-data"]))
         if not args.threads:
             args.threads = prep["threads_default"]
         runner.source = prep["model_source"]
