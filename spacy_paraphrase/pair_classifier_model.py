@@ -41,6 +41,7 @@ from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 
 from spacy_paraphrase.pair_doc import get_turns
+from spacy_paraphrase.pair_transformer import check_transformer_output
 from spacy_paraphrase.paraphrase_tagger import _width
 
 POOLINGS = {"cls": ("cls",), "mean_turns": ("first", "second"), "cls_mean_turns": ("cls", "first", "second")}
@@ -147,25 +148,6 @@ def pooling_matrix(doc: Doc, data: TransformerData, pooling: str, n_pieces: int)
     return out
 
 
-def _check_data(docs: List[Doc], trf_datas: List[TransformerData]) -> None:
-    if len(trf_datas) != len(docs):
-        raise ValueError(f"Got transformer output for {len(trf_datas)} Docs, expected {len(docs)}.")
-    for doc, data in zip(docs, trf_datas):
-        get_turns(doc)
-        if getattr(data, "cut_tokens", None) is None:
-            raise ValueError(
-                "The pair classifier got transformer output that was not made by "
-                "spacy_paraphrase's pair-aware transformer for this Doc. Use "
-                "'spacy_paraphrase.PairTransformerModel.v1' in the transformer "
-                "component and do not disable it when running the pipeline."
-            )
-        if int(data.align.lengths.shape[0]) != len(doc):
-            raise ValueError(
-                f"Transformer alignment covers {data.align.lengths.shape[0]} tokens "
-                f"but the Doc has {len(doc)}."
-            )
-
-
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Callable]:
     ops = model.ops
     xp = ops.xp
@@ -178,7 +160,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Ca
     if not docs:
         return ops.alloc2f(0, n_out), lambda d: []
     trf_datas, bp_trf = tok2vec(docs, is_train)
-    _check_data(docs, trf_datas)
+    check_transformer_output(docs, trf_datas, "pair classifier")
 
     matrices = []
     pooled_rows = []

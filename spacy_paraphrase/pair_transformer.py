@@ -435,6 +435,27 @@ def pair_forward(
     return output, backprop
 
 
+def check_transformer_output(docs: List[Doc], trf_datas: List[TransformerData], who: str) -> None:
+    """Check that downstream layer ``who`` got pair-transformer output for
+    each of its pair Docs (not a stock transformer's, not a disabled one's)."""
+    if len(trf_datas) != len(docs):
+        raise ValueError(f"Got transformer output for {len(trf_datas)} Docs, expected {len(docs)}.")
+    for doc, data in zip(docs, trf_datas):
+        get_turns(doc)
+        if getattr(data, "cut_tokens", None) is None:
+            raise ValueError(
+                f"The {who} got transformer output that was not made by "
+                "spacy_paraphrase's pair-aware transformer for this Doc. Use "
+                "'spacy_paraphrase.PairTransformerModel.v1' in the transformer "
+                "component and do not disable it when running the pipeline."
+            )
+        if int(data.align.lengths.shape[0]) != len(doc):
+            raise ValueError(
+                f"Transformer alignment covers {data.align.lengths.shape[0]} tokens "
+                f"but the Doc has {len(doc)}."
+            )
+
+
 @registry.architectures("spacy_paraphrase.PairTransformerModel.v1")
 def create_pair_transformer_model(
     name: str,

@@ -23,7 +23,7 @@ from transformers.file_utils import ModelOutput
 from spacy_transformers.align import apply_alignment
 from spacy_transformers.data_classes import TransformerData
 
-from .pair_doc import get_turns
+from .pair_transformer import check_transformer_output
 
 
 @dataclass
@@ -85,23 +85,6 @@ def init(model: Model, X=None, Y=None) -> None:
     head.initialize()
 
 
-def _check_data(docs: List[Doc], trf_datas: List[TransformerData]) -> None:
-    for doc, data in zip(docs, trf_datas):
-        get_turns(doc)
-        if getattr(data, "cut_tokens", None) is None:
-            raise ValueError(
-                "The paraphrase tagger got transformer output that was not made by "
-                "spacy_paraphrase's pair-aware transformer for this Doc. Use "
-                "'spacy_paraphrase.PairTransformerModel.v1' in the transformer "
-                "component and do not disable it when running the pipeline."
-            )
-        if int(data.align.lengths.shape[0]) != len(doc):
-            raise ValueError(
-                f"Transformer alignment covers {data.align.lengths.shape[0]} tokens "
-                f"but the Doc has {len(doc)}."
-            )
-
-
 def forward(
     model: Model, docs: List[Doc], is_train: bool
 ) -> Tuple[List[TokenScores], callable]:
@@ -112,7 +95,7 @@ def forward(
     grad_factor = model.attrs["grad_factor"]
     width = model.get_dim("nI")
     trf_datas, bp_trf = tok2vec(docs, is_train)
-    _check_data(docs, trf_datas)
+    check_transformer_output(docs, trf_datas, "paraphrase tagger")
 
     aligned: List[Ragged] = []
     bp_aligns = []
