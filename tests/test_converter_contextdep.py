@@ -128,3 +128,22 @@ def test_real_dev_file_if_present(nlp):
     for d in docs:
         first, second = d.spans["turns"]
         assert len(d.spans["paraphrase"].attrs["token_targets"]) == len(d)
+
+
+def test_non_utf8_bytes_name_the_line(tmp_path, nlp):
+    path = tmp_path / "latin1.tsv"
+    body = row("Q", "A", 0, "a", [0], "c", [0]) + row("R", "A", 0, "caf\xe9", [0], "c", [0])
+    path.write_bytes((HEADER + body).encode("latin-1"))
+    with pytest.raises(ConversionError) as info:
+        convert_contextdep(path, nlp.vocab)
+    assert info.value.line == 3 and "UTF-8" in info.value.reason
+
+
+def test_truncated_last_line(tmp_path, nlp):
+    full = row("Q", "A", 0, "a b", [0, 0], "c", [0])
+    path = _write(tmp_path, full + full.replace("Q\t", "R\t")[:20])
+    with pytest.raises(ConversionError) as info:
+        convert_contextdep(path, nlp.vocab)
+    assert info.value.line == 3 and "fields" in info.value.reason
+    docs, report = convert_contextdep(path, nlp.vocab, skip_bad=True)
+    assert len(docs) == 1 and len(report.skipped) == 1
