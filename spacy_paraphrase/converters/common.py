@@ -1,5 +1,6 @@
 """Shared pieces of the converters: errors, bad-row bookkeeping, file reading."""
 import csv
+import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
@@ -45,30 +46,12 @@ def open_text(path: Path):
         raise ConversionError(path, line, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
 
 
-def read_delimited(
-    path: Path, delimiter: str, required: Sequence[str], quoting=csv.QUOTE_MINIMAL
-) -> Iterator[Tuple[int, Dict[str, str]]]:
-    """Yield (line number where the record starts, row) from a CSV/TSV file
-    with a header, checking the header and each row's field count."""
-    import io
-
+def iter_records(path: Path, delimiter: str, quoting=csv.QUOTE_MINIMAL) -> Iterator[Tuple[int, List[str]]]:
+    """(line where the record starts, fields) of a CSV/TSV file; blank lines
+    are skipped, an unreadable record raises ConversionError with its line."""
     text = open_text(path)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
-    try:
-        header = next(reader)
-    except StopIteration:
-        raise ConversionError(path, 1, "the file is empty (no header)") from None
-    except csv.Error as err:
-        raise ConversionError(path, 1, f"unreadable header: {err}") from None
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise ConversionError(
-            path,
-            1,
-            f"missing column(s) {missing}; found {header!r} "
-            f"(is the delimiter {delimiter!r} right?)",
-        )
-    start = reader.line_num + 1
+    start = 1
     while True:
         try:
             row = next(reader)
@@ -80,6 +63,28 @@ def read_delimited(
         start = reader.line_num + 1
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
+        yield line, row
+
+
+def read_delimited(
+    path: Path, delimiter: str, required: Sequence[str], quoting=csv.QUOTE_MINIMAL
+) -> Iterator[Tuple[int, Dict[str, str]]]:
+    """Yield (line number where the record starts, row) from a CSV/TSV file
+    with a header, checking the header and each row's field count."""
+    records = iter_records(path, delimiter, quoting)
+    try:
+        _, header = next(records)
+    except StopIteration:
+        raise ConversionError(path, 1, "the file is empty (no header)") from None
+    missing = [c for c in required if c not in header]
+    if missing:
+        raise ConversionError(
+            path,
+            1,
+            f"missing column(s) {missing}; found {header!r} "
+            f"(is the delimiter {delimiter!r} right?)",
+        )
+    for line, row in records:
         if len(row) != len(header):
             yield line, {"__error__": f"expected {len(header)} fields, found {len(row)}"}
             continue

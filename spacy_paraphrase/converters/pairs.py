@@ -46,7 +46,6 @@ This module also holds the helpers the other pair-classification converters
 (``circa``, ``multipit``, ``arpa``) share.
 """
 import csv
-import io
 import json
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -57,7 +56,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import PairDocError, make_pair_doc
-from .common import ConversionError, ConversionReport, open_text
+from .common import ConversionError, ConversionReport, iter_records, open_text
 
 IS_PARAPHRASE = "IS_PARAPHRASE"
 NOT_PARAPHRASE = "NOT_PARAPHRASE"
@@ -155,25 +154,6 @@ def _resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
     return delimiter
 
 
-def _delimited_records(path: Path, delimiter: str, quoting: int) -> Iterator[Tuple[int, List[str]]]:
-    """(line where the record starts, fields); blank lines are skipped."""
-    text = open_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
-    start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as err:
-            raise ConversionError(path, start, f"unreadable row: {err}") from None
-        line = start
-        start = reader.line_num + 1
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        yield line, row
-
-
 def _as_index(column: Column) -> Optional[int]:
     if isinstance(column, bool):
         return None
@@ -189,7 +169,7 @@ def _delimited_rows(
 ) -> Iterator[Tuple[int, Union[Dict[str, str], str]]]:
     """Yield (line, {role: value}) or (line, error message) for each data row;
     ``columns`` maps roles (text1, text2, label, id) to names or indices."""
-    records = _delimited_records(path, delimiter, quoting)
+    records = iter_records(path, delimiter, quoting)
     where: Dict[str, int] = {}
     n_fields: Optional[int] = None
     first_line = None
