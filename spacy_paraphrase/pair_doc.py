@@ -177,17 +177,6 @@ def is_pair_doc(doc: Doc) -> bool:
     return True
 
 
-def turn_index(doc: Doc) -> List[int]:
-    """Per token: 0 for the first turn, 1 for the second, -1 outside both."""
-    first, second = get_turns(doc)
-    out = [-1] * len(doc)
-    for i in range(first.start, first.end):
-        out[i] = 0
-    for i in range(second.start, second.end):
-        out[i] = 1
-    return out
-
-
 def copy_pair_doc(doc: Doc, vocab: Optional[Vocab] = None) -> Doc:
     """A fresh pair Doc with the same tokens, whitespace and turns (no other
     annotation). Used to build the predicted side of training examples."""
