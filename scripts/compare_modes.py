@@ -31,6 +31,9 @@ def run(cmd, timeout=None):
 
 
 def train(args, mode: str, seed: int, out: Path, extra) -> float:
+    if args.skip_trained and (out / "model-best").exists():
+        print(f"{out} already trained; skipping training")
+        return None
     cmd = [
         sys.executable, "-m", "spacy", "train", f"configs/{args.config}.cfg",
         "--output", str(out),
@@ -78,21 +81,33 @@ def main() -> None:
     p.add_argument("--output", type=Path, default=Path("training/modes"))
     p.add_argument("--metrics", type=Path, default=Path("metrics"))
     p.add_argument("--pipe", default="paraphrase_spans")
+    p.add_argument("--tag", default="", help="Suffix for run names (e.g. an ablation)")
+    p.add_argument("--skip-trained", action="store_true", help="Reuse runs whose model-best exists")
+    p.add_argument("--no-eval", action="store_true", help="Only train")
     p.add_argument("extra", nargs=argparse.REMAINDER, help="extra `spacy train` overrides after --")
     args = p.parse_args()
     extra = [x for x in args.extra if x != "--"]
     args.metrics.mkdir(parents=True, exist_ok=True)
+    store = args.metrics / "modes_comparison.json"
+    previous = json.loads(store.read_text()) if store.exists() else []
     results = []
     for mode in args.modes:
         for seed in args.seeds:
-            out = args.output / f"{mode}_seed{seed}"
+            name = f"{mode}{args.tag}_seed{seed}"
+            out = args.output / name
             seconds = train(args, mode, seed, out, extra)
+            old = [r for r in previous if r.get("name", f"{r['mode']}_seed{r['seed']}") == name]
+            if seconds is None and old:
+                seconds = old[-1]["train_seconds"]
+            if args.no_eval:
+                continue
             model = out / "model-best"
-            row = {"mode": mode, "seed": seed, "train_seconds": seconds, "steps": args.steps}
-            row["default"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{mode}_seed{seed}.json", False)
-            row["tuned"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{mode}_seed{seed}_tuned.json", True)
+            row = {"name": name, "mode": mode + args.tag, "seed": seed, "train_seconds": seconds, "steps": args.steps}
+            row["default"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{name}.json", False)
+            row["tuned"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{name}_tuned.json", True)
             results.append(row)
-            (args.metrics / "modes_comparison.json").write_text(json.dumps(results, indent=2))
+            previous = [r for r in previous if r.get("name", f"{r['mode']}_seed{r['seed']}") != name]
+            store.write_text(json.dumps(previous + results, indent=2))
     lines = [
         f"Same budget: {args.steps} optimizer steps per run, seeds {args.seeds}, dev split (88 pairs).",
         "",
