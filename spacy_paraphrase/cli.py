@@ -4,6 +4,8 @@ convert         dataset file -> .spacy file of reference pair Docs
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
 baseline        write a pipeline with a reference baseline (lexical / always)
+split           hold out a seeded random dev split of a .spacy file
+sample          write a seeded random subsample of a .spacy file
 """
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -120,8 +122,15 @@ def _print_scores(scores: Dict[str, object]) -> None:
 
 
 def evaluate_pipeline(nlp, examples: List[Example], batch_size: int = 8) -> Dict[str, object]:
+    """``nlp.evaluate`` plus ``pairs_per_second`` (``speed`` is words per second;
+    both time the pipeline only, not the scoring)."""
     scores = nlp.evaluate(examples, batch_size=batch_size)
-    return {k: v for k, v in scores.items() if v is not None}
+    scores = {k: v for k, v in scores.items() if v is not None}
+    n_words = sum(len(eg.predicted) for eg in examples)
+    if scores.get("speed") and n_words:
+        scores["pairs_per_second"] = scores["speed"] * len(examples) / n_words
+    scores["n_pairs"] = len(examples)
+    return scores
 
 
 @app.command("evaluate")
@@ -250,6 +259,54 @@ def baseline_cli(
     output_dir.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output_dir)
     msg.good(f"Saved the {kind} baseline pipeline to {output_dir}")
+
+
+def _vocab_for(lang: str):
+    return spacy.blank(lang).vocab
+
+
+@app.command("split")
+def split_cli(
+    input_path: Path = typer.Argument(..., help=".spacy file of pair Docs"),
+    train_path: Path = typer.Argument(..., help="Output .spacy file: the rest"),
+    dev_path: Path = typer.Argument(..., help="Output .spacy file: the held-out Docs"),
+    n_dev: int = typer.Option(..., "--dev", help="How many Docs to hold out"),
+    seed: int = typer.Option(0, "--seed"),
+    lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
+):
+    """Hold out a seeded random dev split (for datasets released without one, e.g. ARPA)."""
+    from .splits import read_docs, split_docs, write_docs
+
+    docs = read_docs(input_path, _vocab_for(lang))
+    try:
+        train, dev = split_docs(docs, n_dev, seed)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    write_docs(train, train_path)
+    write_docs(dev, dev_path)
+    msg.good(f"{len(train)} Docs -> {train_path}, {len(dev)} Docs -> {dev_path} (seed {seed})")
+
+
+@app.command("sample")
+def sample_cli(
+    input_path: Path = typer.Argument(..., help=".spacy file of pair Docs"),
+    output_path: Path = typer.Argument(..., help="Output .spacy file"),
+    n: int = typer.Option(..., "--n", help="How many Docs to keep"),
+    seed: int = typer.Option(0, "--seed"),
+    lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
+):
+    """Write a seeded random subsample (e.g. Circa's CPU training subsample)."""
+    from .splits import read_docs, sample_docs, write_docs
+
+    docs = read_docs(input_path, _vocab_for(lang))
+    try:
+        kept = sample_docs(docs, n, seed)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    if len(kept) < n:
+        msg.warn(f"Only {len(docs)} Docs in {input_path}: kept all of them")
+    write_docs(kept, output_path)
+    msg.good(f"{len(kept)} of {len(docs)} Docs -> {output_path} (seed {seed})")
 
 
 def main() -> None:
