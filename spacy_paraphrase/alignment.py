@@ -13,33 +13,50 @@ This gives every token exactly its own pieces for both offset styles:
 Pieces with an empty range (special tokens, padding, a lone ``"▁"``) align to
 no token. Whitespace tokens never receive a piece.
 """
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import numpy
+from spacy.attrs import IDX, IS_SPACE, LENGTH
 from spacy.tokens import Doc
 
 
-def char_to_token(doc: Doc) -> numpy.ndarray:
+def char_to_token(doc: Doc, n_chars: Optional[int] = None) -> numpy.ndarray:
     """Per character of ``doc.text``: the index of the token it belongs to, or
-    -1 for whitespace between tokens and for whitespace tokens."""
-    ctt = numpy.full((len(doc.text),), -1, dtype="int32")
-    for token in doc:
-        if not token.is_space:
-            ctt[token.idx : token.idx + len(token.text)] = token.i
+    -1 for whitespace between tokens and for whitespace tokens.
+
+    n_chars: ``len(doc.text)`` when the caller has it (``doc.text`` is rebuilt
+        from the tokens on every access)."""
+    if n_chars is None:
+        n_chars = len(doc.text)
+    ctt = numpy.full((n_chars,), -1, dtype="int32")
+    if len(doc) == 0:
+        return ctt
+    arr = doc.to_array([IDX, LENGTH, IS_SPACE]).astype("int64")
+    keep = arr[:, 2] == 0
+    starts, lengths = arr[keep, 0], arr[keep, 1]
+    token_ids = numpy.nonzero(keep)[0]
+    # positions covered by each token: start + 0..length-1
+    pos = numpy.repeat(starts - numpy.cumsum(lengths) + lengths, lengths) + numpy.arange(int(lengths.sum()))
+    ctt[pos] = numpy.repeat(token_ids, lengths)
     return ctt
 
 
 def token_pieces(
-    doc: Doc, offsets: Sequence[Sequence[int]], ctt: numpy.ndarray = None
+    doc: Doc,
+    offsets: Sequence[Sequence[int]],
+    ctt: numpy.ndarray = None,
+    text: Optional[str] = None,
 ) -> List[List[int]]:
     """For each token of ``doc``, the indices of the pieces aligned to it.
 
     offsets: one ``(start, end)`` character range per piece, in ``doc.text``
         coordinates. ``start >= end`` means the piece has no text.
+    ctt, text: ``char_to_token(doc)`` and ``doc.text``, when the caller has them.
     """
-    text = doc.text
+    if text is None:
+        text = doc.text
     if ctt is None:
-        ctt = char_to_token(doc)
+        ctt = char_to_token(doc, len(text))
     n_chars = len(text)
     result: List[List[int]] = [[] for _ in range(len(doc))]
     for j, (s, e) in enumerate(offsets):

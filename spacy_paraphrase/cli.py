@@ -3,6 +3,7 @@
 convert         dataset file -> .spacy file of reference pair Docs
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
+cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
 baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
@@ -18,6 +19,7 @@ from spacy.tokens import DocBin
 from spacy.training import Example
 from wasabi import msg
 
+from . import thresholds
 from .converters import CONVERTERS, ConversionError
 from .corpus import PairCorpus
 
@@ -152,6 +154,11 @@ def evaluate_cli(
         msg.good(f"Saved scores to {output}")
 
 
+def _processed(nlp, examples: List[Example], batch_size: int) -> List[Example]:
+    docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+
+
 def threshold_sweep(
     nlp,
     examples: List[Example],
@@ -162,34 +169,10 @@ def threshold_sweep(
 ) -> List[Dict[str, object]]:
     """Run the pipeline once, then rescore with each value of ``cfg[key]``
     (annotations are rewritten from the stored token probabilities)."""
-    from .paraphrase_spans import token_probs, write_paraphrase_annotations
-
     pipe = nlp.get_pipe(pipe_name)
     if key not in pipe.cfg:
         raise ValueError(f"Component {pipe_name!r} has no cfg[{key!r}]; it has {list(pipe.cfg)}")
-    docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
-    scored = [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
-    original = pipe.cfg[key]
-    results = []
-    try:
-        for value in values:
-            pipe.cfg[key] = float(value)
-            for doc in docs:
-                group = doc.spans[pipe.cfg["spans_key"]]
-                write_paraphrase_annotations(
-                    doc,
-                    token_probs(doc, pipe.cfg["spans_key"]),
-                    spans_key=pipe.cfg["spans_key"],
-                    cats_key=pipe.cfg["cats_key"],
-                    threshold=pipe.cfg["threshold"],
-                    highlight_threshold=pipe.cfg["highlight_threshold"],
-                    n_cut=int(group.attrs.get("n_cut_tokens", 0)),
-                )
-            scores = pipe.score(scored)
-            results.append({"value": float(value), **scores})
-    finally:
-        pipe.cfg[key] = original
-    return results
+    return thresholds.sweep(_processed(nlp, examples, batch_size), dict(pipe.cfg), pipe_name, key, values)
 
 
 def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float) -> None:
@@ -227,12 +210,8 @@ def find_threshold_cli(
     if scores_key:
         objective = lambda r: r[scores_key]  # noqa: E731
         label = scores_key
-    elif key == "highlight_threshold":
-        objective = lambda r: (r[f"{pipe_name}_jaccard_first"] + r[f"{pipe_name}_jaccard_second"]) / 2  # noqa: E731
-        label = "mean Jaccard"
     else:
-        objective = lambda r: r[f"{pipe_name}_pair_macro_f"]  # noqa: E731
-        label = f"{pipe_name}_pair_macro_f"
+        label, objective = thresholds.default_objective(pipe_name, key)
     shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
              f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
     rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k, 0.0):.4f}" for k in shown] for r in results]
@@ -245,6 +224,36 @@ def find_threshold_cli(
     if save:
         save_threshold(nlp, Path(model), pipe_name, key, best["value"])
         msg.good(f"Saved {key} = {best['value']:.3f} in {model}")
+
+
+@app.command("cross-tune")
+def cross_tune_cli(
+    model: str = typer.Argument(..., help="Pipeline directory"),
+    data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
+    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
+    folds: int = typer.Option(4, "--folds", "-k"),
+    repeats: int = typer.Option(5, "--repeats", "-r"),
+    seed: int = typer.Option(0, "--seed"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+):
+    """Estimate the scores of tuned thresholds on unseen pairs: tune both
+    thresholds on k-1 folds, score the held-out fold, average (repeated)."""
+    nlp = _load(model, gpu_id)
+    pipe = nlp.get_pipe(pipe_name)
+    examples = _processed(nlp, _examples(nlp, data), batch_size)
+    try:
+        result = thresholds.cross_tuned_scores(examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second"]
+    rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}") for k in shown]
+    msg.table(rows, header=("score", f"mean of {folds * repeats} held-out folds", "sd"), divider=True)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, result)
+        msg.good(f"Saved to {output}")
 
 
 @app.command("baseline")

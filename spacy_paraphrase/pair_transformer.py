@@ -44,6 +44,13 @@ from .backbones import missing_backbone_hint, resolve_model_name
 from .pair_doc import get_turns
 
 DEFAULT_MAX_LENGTH = 512
+# Sequences of a batch are run through the transformer in sub-batches of
+# similar length, so that padding is at most this share of a sub-batch's
+# pieces (see ``padding_groups``). 1.0 = the whole batch in one forward pass.
+DEFAULT_MAX_PADDING = 0.1
+# ... but a sub-batch is not closed before it holds this many padded pieces:
+# tiny forward passes cost more in per-call overhead than padding saves.
+MIN_GROUP_PIECES = 256
 
 
 class TruncationWarning(UserWarning):
@@ -82,6 +89,7 @@ class PairTransformerModel(TransformerModel):
         mixed_precision: bool = False,
         grad_scaler_config: dict = {},
         max_length: int = 0,
+        max_padding: float = DEFAULT_MAX_PADDING,
     ):
         tokenizer_config = dict(tokenizer_config)
         tokenizer_config.setdefault("use_fast", True)
@@ -96,12 +104,14 @@ class PairTransformerModel(TransformerModel):
         setattr(self, "_func", pair_forward)
         setattr(self, "init", pair_init)
         self.attrs["max_length"] = max_length
+        self.attrs["max_padding"] = float(max_padding)
         self.attrs["init_args"] = dict(
             tokenizer_config=tokenizer_config,
             transformer_config=dict(transformer_config),
             mixed_precision=mixed_precision,
             grad_scaler_config=dict(grad_scaler_config),
             max_length=max_length,
+            max_padding=max_padding,
         )
 
     def copy(self):
@@ -268,8 +278,9 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
     sequences.
     """
     turns = [get_turns(doc) for doc in docs]
-    firsts = [doc.text[a.start_char : a.end_char] for doc, (a, _) in zip(docs, turns)]
-    seconds = [doc.text[b.start_char : b.end_char] for doc, (_, b) in zip(docs, turns)]
+    texts = [doc.text for doc in docs]  # doc.text is rebuilt on every access
+    firsts = [text[a.start_char : a.end_char] for text, (a, _) in zip(texts, turns)]
+    seconds = [text[b.start_char : b.end_char] for text, (_, b) in zip(texts, turns)]
     first_pass = tokenizer(
         firsts,
         seconds,
@@ -296,7 +307,7 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
             eb = doc[b1 - 1].idx + len(doc[b1 - 1].text)
             window_meta.append(len(sequences))
             sequences.append((i, sa, sb, ("window", len(window_texts))))
-            window_texts.append((doc.text[sa:ea], doc.text[sb:eb]))
+            window_texts.append((texts[i][sa:ea], texts[i][sb:eb]))
     second_pass = None
     if window_texts:
         second_pass = tokenizer(
@@ -339,10 +350,10 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
     rows_per_doc = [0] * len(docs)
     per_doc: List[List[List[int]]] = [[[] for _ in range(len(doc))] for doc in docs]
     doc_overflow = [False] * len(docs)
-    ctts = [char_to_token(doc) for doc in docs]
+    ctts = [char_to_token(doc, len(text)) for doc, text in zip(docs, texts)]
     for row, ((doc_i, _, _, _), offsets, over) in enumerate(zip(sequences, seq_offsets, overflowed)):
         doc = docs[doc_i]
-        pieces = token_pieces(doc, offsets, ctts[doc_i])
+        pieces = token_pieces(doc, offsets, ctts[doc_i], texts[doc_i])
         base = row * row_length
         for t, js in enumerate(pieces):
             if js:
@@ -400,6 +411,106 @@ def limit_threads_in_worker() -> None:
         torch.set_num_threads(1)
 
 
+def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None) -> List[numpy.ndarray]:
+    """Split the rows of a padded batch into sub-batches of similar length.
+
+    Rows are taken longest first; a sub-batch grows while its padding (pieces
+    beyond each row's own length, up to the sub-batch's longest row) stays
+    within ``max_padding`` of its padded size, or while it is still smaller
+    than ``min_pieces`` padded pieces. Returns arrays of row indices (each
+    sorted ascending) that together hold every row once. ``max_padding >= 1``
+    gives one group: the whole batch."""
+    if min_pieces is None:
+        min_pieces = MIN_GROUP_PIECES
+    lengths = numpy.asarray(lengths, dtype="int64")
+    n = len(lengths)
+    if n == 0:
+        return []
+    if max_padding >= 1.0 or n == 1:
+        return [numpy.arange(n)]
+    order = numpy.argsort(-lengths, kind="stable")
+    groups: List[List[int]] = []
+    current: List[int] = []
+    longest = total = 0
+    for i in order:
+        length = int(lengths[i])
+        if current:
+            padded = longest * (len(current) + 1)
+            waste = 1.0 - (total + length) / max(padded, 1)
+            if waste > max_padding and longest * len(current) >= min_pieces:
+                groups.append(current)
+                current, total = [], 0
+        if not current:
+            longest = length
+        current.append(int(i))
+        total += length
+    groups.append(current)
+    return [numpy.asarray(sorted(g), dtype="int64") for g in groups]
+
+
+_GROUPABLE_OUTPUTS = {"last_hidden_state", "pooler_output"}
+
+
+def run_transformer(transformer: Model, wordpieces: WordpieceBatch, is_train: bool, max_padding: float):
+    """Run the HF transformer layer on a padded WordpieceBatch, in sub-batches
+    of similar length (``padding_groups``) to avoid computing on padding.
+
+    The outputs are put back together in the batch's own padded shape, so the
+    alignment and every caller see exactly what one forward pass would give
+    (up to float rounding) at every real piece; padding positions hold no
+    meaningful values, as with one pass. The backward pass
+    sends each sub-batch its own slice of the gradient."""
+    groups = padding_groups(wordpieces.lengths, max_padding)
+    if len(groups) <= 1:
+        return transformer(wordpieces, is_train)
+    import torch
+
+    results = []
+    for idx in groups:
+        width = int(max(wordpieces.lengths[i] for i in idx))
+        sub = WordpieceBatch(
+            strings=[],  # not read by the transformer layer
+            input_ids=numpy.ascontiguousarray(wordpieces.input_ids[idx, :width]),
+            attention_mask=numpy.ascontiguousarray(wordpieces.attention_mask[idx, :width]),
+            lengths=[wordpieces.lengths[i] for i in idx],
+            token_type_ids=(
+                numpy.ascontiguousarray(wordpieces.token_type_ids[idx, :width])
+                if wordpieces.token_type_ids is not None
+                else None
+            ),
+        )
+        results.append((idx, width) + tuple(transformer(sub, is_train)))
+    first = results[0][2]
+    if set(first.keys()) - _GROUPABLE_OUTPUTS:
+        # Extra outputs (hidden_states, attentions, ...): keep the exact
+        # single-pass structure rather than reassemble tuples of layers.
+        return transformer(wordpieces, is_train)
+    n_rows, row_length = wordpieces.input_ids.shape
+    combined = {}
+    with torch.no_grad():
+        for key in first.keys():
+            ref = first[key]
+            if key == "last_hidden_state":
+                full = ref.new_zeros((n_rows, row_length) + tuple(ref.shape[2:]))
+                for idx, width, out, _ in results:
+                    full[torch.as_tensor(idx, device=ref.device), :width] = out[key].detach()
+            else:
+                full = ref.new_zeros((n_rows,) + tuple(ref.shape[1:]))
+                for idx, width, out, _ in results:
+                    full[torch.as_tensor(idx, device=ref.device)] = out[key].detach()
+            combined[key] = full
+    model_output = type(first)(**combined)
+
+    def backprop(d_output):
+        d_hidden = d_output["last_hidden_state"] if "last_hidden_state" in d_output else d_output[0]
+        for idx, width, out, bp in results:
+            rows = torch.as_tensor(idx, device=d_hidden.device)
+            bp(type(out)(last_hidden_state=d_hidden[rows, :width].contiguous()))
+        return None
+
+    return model_output, backprop
+
+
 def pair_forward(
     model: PairTransformerModel, docs: List[Doc], is_train: bool
 ) -> Tuple[FullTransformerBatch, Callable]:
@@ -419,7 +530,9 @@ def pair_forward(
             TruncationWarning,
         )
     transformer = model.layers[0]
-    model_output, bp_tensors = transformer(wordpieces, is_train)
+    model_output, bp_tensors = run_transformer(
+        transformer, wordpieces, is_train, model.attrs.get("max_padding", DEFAULT_MAX_PADDING)
+    )
     output = PairTransformerBatch(
         spans=[[doc[:]] * n for doc, n in zip(docs, rows)],
         wordpieces=wordpieces,
@@ -464,12 +577,16 @@ def create_pair_transformer_model(
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
     max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
 ) -> Model[List[Doc], FullTransformerBatch]:
     """The pair-aware transformer, for the stock ``transformer`` component.
 
     name (str): Hugging Face model name or local directory; offline-packaged
         backbones are resolved by ``backbones.resolve_model_name``.
     max_length (int): most wordpieces per pair; 0 = the model's own limit.
+    max_padding (float): run each batch in sub-batches of similar length whose
+        padding is at most this share of their pieces (1.0 = one forward pass
+        per batch, as spacy-transformers does). Same outputs, less compute.
     mixed_precision, grad_scaler_config: as in spacy-transformers (GPU only).
     """
     return PairTransformerModel(
@@ -479,6 +596,7 @@ def create_pair_transformer_model(
         mixed_precision=mixed_precision,
         grad_scaler_config=grad_scaler_config,
         max_length=max_length,
+        max_padding=max_padding,
     )
 
 
@@ -498,6 +616,7 @@ def create_inline_pair_transformer(
     mixed_precision: bool = False,
     grad_scaler_config: dict = {},
     max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
 ) -> Model[List[Doc], List[TransformerData]]:
     """A pair-aware transformer owned by one component (no sharing), giving
     the same per-Doc ``TransformerData`` as the listener."""
@@ -508,6 +627,7 @@ def create_inline_pair_transformer(
         mixed_precision=mixed_precision,
         grad_scaler_config=grad_scaler_config,
         max_length=max_length,
+        max_padding=max_padding,
     )
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)

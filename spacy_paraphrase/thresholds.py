@@ -1,0 +1,155 @@
+"""Tuning the two thresholds of ``paraphrase_spans`` on scored pair Docs.
+
+- ``threshold``: a pair is a paraphrase when its pair score reaches it.
+  Tuned on pair macro-F1 by default (accuracy with ``objective``); never on
+  pair F1 alone, which rewards calling every pair a paraphrase.
+- ``highlight_threshold``: which words of a paraphrase pair are highlighted.
+  Tuned on the mean of the two turns' Jaccards.
+
+Everything here works on Docs the pipeline has already processed: the
+annotations are rewritten from the stored per-token probabilities
+(``attrs["token_probs"]``), so a sweep costs one pipeline run.
+
+``cross_tuned_scores`` gives an honest estimate of what tuning buys: the
+Docs are split into k folds; both thresholds are tuned on k-1 folds and the
+held-out fold is scored with them; the fold scores are averaged, over several
+seeded repetitions. Scores after tuning on the same Docs are optimistic.
+"""
+import random
+import statistics
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from .paraphrase_spans import token_probs, write_paraphrase_annotations
+from .scorer import score_paraphrase_spans
+
+KEYS = ("threshold", "highlight_threshold")
+DEFAULT_VALUES = [round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19)]
+
+
+def default_objective(name: str, key: str) -> Tuple[str, Callable[[Dict], float]]:
+    """(label, function) of the score a threshold is tuned on."""
+    if key == "highlight_threshold":
+        return "mean Jaccard", lambda s: (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
+    if key == "threshold":
+        return f"{name}_pair_macro_f", lambda s: s[f"{name}_pair_macro_f"]
+    raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
+
+
+def annotate(docs: Sequence[Doc], cfg: Dict) -> None:
+    """Rewrite the paraphrase annotations of processed Docs with ``cfg``'s
+    thresholds (``spans_key``, ``cats_key``, ``threshold``, ``highlight_threshold``)."""
+    for doc in docs:
+        group = doc.spans[cfg["spans_key"]]
+        write_paraphrase_annotations(
+            doc,
+            token_probs(doc, cfg["spans_key"]),
+            spans_key=cfg["spans_key"],
+            cats_key=cfg["cats_key"],
+            threshold=cfg["threshold"],
+            highlight_threshold=cfg["highlight_threshold"],
+            n_cut=int(group.attrs.get("n_cut_tokens", 0)),
+            n_windows=int(group.attrs.get("n_windows", 1)),
+        )
+
+
+def score_docs(examples: Sequence[Example], cfg: Dict, name: str) -> Dict:
+    return score_paraphrase_spans(
+        examples,
+        name=name,
+        spans_key=cfg["spans_key"],
+        cats_key=cfg["cats_key"],
+        threshold=cfg["threshold"],
+        highlight_threshold=cfg["highlight_threshold"],
+    )
+
+
+def sweep(
+    examples: Sequence[Example], cfg: Dict, name: str, key: str, values: Sequence[float]
+) -> List[Dict]:
+    """Score ``examples`` (predicted side processed) with each value of
+    ``cfg[key]``. Leaves the Docs annotated with ``cfg``'s own values."""
+    if key not in KEYS:
+        raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
+    docs = [eg.predicted for eg in examples]
+    results = []
+    try:
+        for value in values:
+            trial = dict(cfg, **{key: float(value)})
+            annotate(docs, trial)
+            results.append({"value": float(value), **score_docs(examples, trial, name)})
+    finally:
+        annotate(docs, cfg)
+    return results
+
+
+def tune(
+    examples: Sequence[Example],
+    cfg: Dict,
+    name: str,
+    values: Sequence[float] = DEFAULT_VALUES,
+    objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
+) -> Dict[str, float]:
+    """Tune ``threshold`` first, then ``highlight_threshold`` with it (highlights
+    exist only on pairs called paraphrases). Returns the two values; the first
+    best value wins ties."""
+    objectives = objectives or {}
+    chosen = dict(cfg)
+    for key in KEYS:
+        objective = objectives.get(key) or default_objective(name, key)[1]
+        results = sweep(examples, chosen, name, key, values)
+        chosen[key] = max(results, key=objective)["value"]
+    return {key: chosen[key] for key in KEYS}
+
+
+def cross_tuned_scores(
+    examples: Sequence[Example],
+    cfg: Dict,
+    name: str,
+    *,
+    folds: int = 4,
+    repeats: int = 5,
+    seed: int = 0,
+    values: Sequence[float] = DEFAULT_VALUES,
+) -> Dict:
+    """Estimate the scores of tuned thresholds on unseen pairs by k-fold
+    cross-tuning (see the module docstring). Returns ``scores`` (mean of every
+    numeric key over all held-out folds), ``spread`` (their standard
+    deviation) and the values chosen in each fold."""
+    examples = list(examples)
+    if folds < 2 or folds > len(examples):
+        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
+    fold_scores: List[Dict] = []
+    chosen: List[Dict] = []
+    for r in range(repeats):
+        order = list(range(len(examples)))
+        random.Random(seed + r).shuffle(order)
+        for k in range(folds):
+            held = set(order[k::folds])
+            tune_on = [eg for i, eg in enumerate(examples) if i not in held]
+            test_on = [eg for i, eg in enumerate(examples) if i in held]
+            best = tune(tune_on, cfg, name, values)
+            trial = dict(cfg, **best)
+            annotate([eg.predicted for eg in test_on], trial)
+            fold_scores.append(score_docs(test_on, trial, name))
+            chosen.append(best)
+    annotate([eg.predicted for eg in examples], cfg)
+    keys = [k for k, v in fold_scores[0].items() if isinstance(v, (int, float))]
+    mean, spread = {}, {}
+    for key in keys:
+        vals = [s[key] for s in fold_scores if s.get(key) is not None]
+        if vals:
+            mean[key] = float(statistics.mean(vals))
+            spread[key] = float(statistics.stdev(vals)) if len(vals) > 1 else 0.0
+    return {
+        "folds": folds,
+        "repeats": repeats,
+        "seed": seed,
+        "n_pairs": len(examples),
+        "scores": mean,
+        "spread": spread,
+        "chosen": chosen,
+    }

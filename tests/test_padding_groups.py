@@ -1,0 +1,128 @@
+"""Sub-batching by length (pair_transformer.padding_groups / run_transformer):
+same outputs and same training updates as one forward pass per batch."""
+import numpy
+import pytest
+import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from thinc.api import Adam, fix_random_seed
+
+from spacy_paraphrase import make_pair_doc, token_probs
+from spacy_paraphrase.pair_transformer import padding_groups
+
+from test_paraphrase_spans import make_examples, make_nlp
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=600), min_size=1, max_size=40),
+    max_padding=st.floats(min_value=0.0, max_value=1.0),
+    min_pieces=st.integers(min_value=0, max_value=2000),
+)
+def test_groups_partition_rows_and_bound_padding(lengths, max_padding, min_pieces):
+    groups = padding_groups(lengths, max_padding, min_pieces)
+    flat = numpy.concatenate(groups)
+    assert sorted(flat.tolist()) == list(range(len(lengths)))
+    if max_padding >= 1.0:
+        assert len(groups) == 1
+    lengths = numpy.asarray(lengths)
+    for g in groups:
+        assert list(g) == sorted(g)
+        ls = lengths[g]
+        padded = ls.max() * len(ls)
+        # Each group: padding within budget, except for the one row that made
+        # a group that was still under min_pieces grow.
+        without_last = numpy.sort(ls)[1:] if len(ls) > 1 else ls
+        assert 1 - ls.sum() / padded <= max_padding + 1e-9 or ls.max() * (len(ls) - 1) < min_pieces or len(ls) == 1 or (
+            1 - without_last.sum() / (ls.max() * len(without_last)) <= max_padding + 1e-9
+        )
+
+
+def test_groups_split_mixed_lengths():
+    groups = padding_groups([300, 20, 290, 21, 310, 22], max_padding=0.1, min_pieces=0)
+    assert sorted(map(sorted, map(list, groups))) == [[0, 2, 4], [1, 3, 5]]
+    assert len(padding_groups([300, 20, 290], max_padding=1.0)) == 1
+    # tiny rows are not split off while their group is under min_pieces
+    assert len(padding_groups([10, 3, 8, 2], max_padding=0.0, min_pieces=256)) == 1
+
+
+def _pairs(nlp):
+    words = "we talked about the long road home and what it meant for the family".split()
+    out = []
+    for i, n in enumerate([3, 40, 7, 60, 2, 25, 50, 4]):
+        first = (words * 6)[i : i + n]
+        second = words[: max(1, n // 3)]
+        out.append(make_pair_doc(nlp, first, second))
+    return out
+
+
+def _set_max_padding(nlp, value):
+    nlp.get_pipe("transformer").model.attrs["max_padding"] = value
+
+
+@pytest.fixture
+def count_groups(monkeypatch):
+    """Let tiny batches split (no minimum group size) and count the groups."""
+    from spacy_paraphrase import pair_transformer
+
+    monkeypatch.setattr(pair_transformer, "MIN_GROUP_PIECES", 0)
+    seen = []
+    original = pair_transformer.padding_groups
+
+    def spy(*args, **kwargs):
+        groups = original(*args, **kwargs)
+        seen.append(len(groups))
+        return groups
+
+    monkeypatch.setattr(pair_transformer, "padding_groups", spy)
+    return seen
+
+
+def test_grouped_inference_matches_one_pass(tiny_bert, count_groups):
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize(lambda: make_examples(nlp))
+    docs = _pairs(nlp)
+    _set_max_padding(nlp, 1.0)
+    one = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs], batch_size=8)]
+    one_trf = nlp.get_pipe("transformer").predict([d.copy() for d in docs])
+    _set_max_padding(nlp, 0.0)
+    count_groups.clear()
+    grouped_trf = nlp.get_pipe("transformer").predict([d.copy() for d in docs])
+    assert count_groups[-1] > 2
+    grouped = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs], batch_size=8)]
+    a = one_trf.model_output.last_hidden_state.detach().numpy()
+    b = grouped_trf.model_output.last_hidden_state.detach().numpy()
+    assert a.shape == b.shape
+    mask = one_trf.wordpieces.attention_mask.astype(bool)
+    numpy.testing.assert_allclose(a[mask], b[mask], atol=1e-5)
+    for x, y in zip(one, grouped):
+        numpy.testing.assert_allclose(x, y, atol=1e-5)
+
+
+def test_grouped_training_matches_one_pass(tiny_bert, count_groups):
+    def train(max_padding):
+        fix_random_seed(0)
+        nlp = make_nlp(tiny_bert)
+        # no dropout inside BERT: the random masks would differ with the batch shape
+        trf_cfg = nlp.get_pipe_config("transformer")["model"]
+        trf_cfg["transformer_config"] = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
+        nlp.remove_pipe("transformer")
+        nlp.add_pipe("transformer", config={"model": trf_cfg}, first=True)
+        examples = make_examples(nlp)
+        nlp.initialize(lambda: examples)
+        _set_max_padding(nlp, max_padding)
+        opt = Adam(1e-3)
+        losses = {}
+        for _ in range(3):
+            nlp.update(examples, sgd=opt, losses=losses, drop=0.0)
+        return losses, [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
+
+    loss_one, probs_one = train(1.0)
+    count_groups.clear()
+    loss_grouped, probs_grouped = train(0.0)
+    assert max(count_groups) > 1
+    for key in loss_one:
+        assert loss_grouped[key] == pytest.approx(loss_one[key], rel=1e-4, abs=1e-6)
+    for x, y in zip(probs_one, probs_grouped):
+        numpy.testing.assert_allclose(x, y, atol=1e-4)

@@ -1,0 +1,85 @@
+import numpy
+import pytest
+import spacy
+from spacy.training import Example
+
+from spacy_paraphrase import make_pair_doc, token_probs
+from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
+from spacy_paraphrase.thresholds import annotate, cross_tuned_scores, sweep, tune
+
+CFG = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
+NAME = "paraphrase_spans"
+
+
+def _examples(n=12, noise=0.0, seed=0, spread=1.0):
+    """Pairs whose scores separate gold paraphrases (pair score 0.7-0.9) from
+    the others (0.3-0.6); gold words get 0.35, other words 0.2."""
+    rng = numpy.random.default_rng(seed)
+    nlp = spacy.blank("en")
+    out = []
+    for i in range(n):
+        gold = i % 2 == 0
+        ref = make_pair_doc(nlp, ["a", "b", "c", "d"], ["e", "f", "g"])
+        pred = make_pair_doc(nlp, ["a", "b", "c", "d"], ["e", "f", "g"])
+        ref.spans["paraphrase"] = [ref[1:3], ref[5:6]] if gold else []
+        ref.cats["PARAPHRASE"] = float(gold)
+        probs = numpy.full(len(pred), 0.2, dtype="float32")
+        top = 0.7 + spread * 0.2 * rng.random() if gold else 0.3 + spread * 0.3 * rng.random()
+        if gold:
+            probs[[1, 2, 5]] = 0.35
+        probs[0] = probs[4] = top
+        probs += noise * rng.standard_normal(len(probs)).astype("float32")
+        write_paraphrase_annotations(pred, numpy.clip(probs, 0, 1), **{k: CFG[k] for k in CFG})
+        out.append(Example(pred, ref))
+    return out
+
+
+def test_sweep_scores_each_value_and_restores_annotations():
+    examples = _examples()
+    before = [list(eg.predicted.spans["paraphrase"]) for eg in examples]
+    results = sweep(examples, CFG, NAME, "threshold", [0.0, 0.65, 1.01])
+    assert [r["value"] for r in results] == [0.0, 0.65, 1.01]
+    assert results[0][f"{NAME}_pair_r"] == 1.0 and results[0][f"{NAME}_pair_acc"] == 0.5
+    assert results[1][f"{NAME}_pair_acc"] == 1.0
+    assert results[2][f"{NAME}_pair_r"] == 0.0
+    assert [list(eg.predicted.spans["paraphrase"]) for eg in examples] == before
+    with pytest.raises(ValueError):
+        sweep(examples, CFG, NAME, "nope", [0.5])
+
+
+def test_tune_finds_both_thresholds():
+    examples = _examples()
+    best = tune(examples, CFG, NAME)
+    para = [eg.predicted.cats["PARAPHRASE"] for eg in examples if eg.reference.cats["PARAPHRASE"]]
+    other = [eg.predicted.cats["PARAPHRASE"] for eg in examples if not eg.reference.cats["PARAPHRASE"]]
+    assert max(other) < best["threshold"] <= min(para)
+    # gold words at 0.35, the others at 0.2 (words 0 and 4, not gold, carry
+    # the pair score): 0.25-0.35 keep every gold word
+    assert 0.2 < best["highlight_threshold"] <= 0.35
+    annotate([eg.predicted for eg in examples], dict(CFG, **best))
+    from spacy_paraphrase.thresholds import score_docs
+
+    scores = score_docs(examples, dict(CFG, **best), NAME)
+    assert scores[f"{NAME}_pair_acc"] == 1.0
+    assert scores[f"{NAME}_jaccard_first"] < 1.0  # word 0 carries the pair score
+    assert scores[f"{NAME}_jaccard_second"] < 1.0
+
+
+def test_cross_tuning_is_honest():
+    clean = cross_tuned_scores(_examples(spread=0.0), CFG, NAME, folds=3, repeats=2)
+    assert clean["scores"][f"{NAME}_pair_acc"] == 1.0
+    assert len(clean["chosen"]) == 6
+    # noisy scores: in-sample tuning looks better than held-out tuning
+    noisy = _examples(n=40, noise=0.25, seed=1)
+    in_sample = tune(noisy, CFG, NAME)
+    from spacy_paraphrase.thresholds import score_docs
+
+    annotate([eg.predicted for eg in noisy], dict(CFG, **in_sample))
+    optimistic = score_docs(noisy, dict(CFG, **in_sample), NAME)[f"{NAME}_pair_macro_f"]
+    held_out = cross_tuned_scores(noisy, CFG, NAME, folds=4, repeats=3)["scores"][f"{NAME}_pair_macro_f"]
+    assert held_out < optimistic
+    with pytest.raises(ValueError):
+        cross_tuned_scores(noisy, CFG, NAME, folds=1)
+    # the Docs are left annotated with the given cfg
+    probs = token_probs(noisy[0].predicted)
+    assert noisy[0].predicted.cats["PARAPHRASE"] == pytest.approx(max(min(probs[:4].max(), probs[4:].max()), 0))
