@@ -11,7 +11,8 @@ Pooling (``pooling``), with W the transformer's width:
 
 ``"cls"`` (W)
     The vector of the first wordpiece of the pair's row (``[CLS]`` / ``<s>``),
-    which attends to both turns.
+    which attends to both turns. A pair longer than the transformer's limit
+    is encoded as several windows (rows): then the mean of their first pieces.
 ``"mean_turns"`` (2W)
     The mean of the wordpieces aligned to the first turn's tokens, then the
     same for the second turn, concatenated. Special pieces (``[CLS]``,
@@ -133,13 +134,17 @@ def pooling_matrix(doc: Doc, data: TransformerData, pooling: str, n_pieces: int)
     """The (k, n_pieces) pooling matrix of one pair Doc (see module doc)."""
     rows = POOLINGS[pooling]
     out = numpy.zeros((len(rows), n_pieces), dtype="float32")
+    shape = data.model_output.last_hidden_state.shape
+    n_rows = int(shape[0]) if len(shape) == 3 else 1
     turns = get_turns(doc) if "first" in rows else ()
     lengths = _to_numpy(data.align.lengths).astype("int64")
     indices = _to_numpy(data.align.dataXd).astype("int64").ravel()
     starts = numpy.concatenate([[0], numpy.cumsum(lengths)])
     for r, what in enumerate(rows):
         if what == "cls":
-            out[r, 0] = 1.0
+            # one row per window for an over-long pair: the mean of their
+            # first pieces (a pair that fits is one row: its [CLS])
+            out[r, numpy.arange(n_rows) * (n_pieces // n_rows)] = 1.0 / n_rows
             continue
         turn = turns[0] if what == "first" else turns[1]
         idx = numpy.unique(indices[starts[turn.start] : starts[turn.end]])

@@ -484,3 +484,38 @@ def test_scorer_hand_computed_non_exclusive(nlp):
     assert s["pc_acc"] == pytest.approx(1 / 3)
     assert s["pc_per_label"]["X"] == pytest.approx({"p": 0.5, "r": 0.5, "f": 0.5})
     assert s["pc_macro_f"] == pytest.approx(0.75)
+
+
+def test_pooling_matrix_over_windows(nlp):
+    """An over-long pair is encoded as several rows (windows): CLS pooling
+    averages each row's first piece, turn means cover pieces in all rows."""
+    doc = make_pair_doc(nlp, ["a", "b"], ["c"])
+    # 2 rows of 4 pieces: [CLS] a [SEP] c | [CLS] b [SEP] c
+    data = fake_data(doc, 8, [[1], [5], [3, 7]], numpy.zeros((8, WIDTH), "f"))
+    data.model_output = ModelOutput(last_hidden_state=numpy.zeros((2, 4, WIDTH), "f"))
+    P = pooling_matrix(doc, data, "cls_mean_turns", 8)
+    expected = numpy.zeros((3, 8), "f")
+    expected[0, [0, 4]] = 0.5
+    expected[1, [1, 5]] = 0.5
+    expected[2, [3, 7]] = 0.5
+    numpy.testing.assert_allclose(P, expected)
+
+
+def test_windowed_pairs_are_classified(tiny_bert):
+    nlp = spacy.blank("en")
+    cfg = classifier_config(tiny_bert, pooling="cls_mean_turns")
+    cfg["model"]["tok2vec"]["max_length"] = 24
+    nlp.add_pipe("pair_classifier", config=cfg)
+    examples = binary_examples(nlp)
+    long_first = " ".join(["we talked about the long road home"] * 6)
+    ref = make_pair_doc(nlp, long_first, "a long road indeed")
+    ref.cats = {POS: 1.0, NEG: 0.0}
+    examples.append(Example(make_pair_doc(nlp, long_first, "a long road indeed"), ref))
+    nlp.initialize(lambda: examples)
+    trf = nlp.get_pipe("pair_classifier").model.get_ref("tok2vec")
+    datas = trf.predict([eg.predicted for eg in examples])
+    assert datas[-1].model_output.last_hidden_state.shape[0] > 1  # windows
+    losses = train(nlp, examples, 5)
+    assert numpy.isfinite(losses[-1]["pair_classifier"])
+    docs = predict(nlp, examples)
+    assert sum(docs[-1].cats[k] for k in (POS, NEG)) == pytest.approx(1.0, abs=1e-5)
