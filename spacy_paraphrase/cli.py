@@ -199,6 +199,7 @@ def find_threshold_cli(
     n_trials: int = typer.Option(19, "--n-trials", "-n"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
     save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
+    save_to: Optional[Path] = typer.Option(None, "--save-to", help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)"),
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
@@ -221,9 +222,10 @@ def find_threshold_cli(
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, {"key": key, "objective": label, "best": best["value"], "sweep": results})
-    if save:
-        save_threshold(nlp, Path(model), pipe_name, key, best["value"])
-        msg.good(f"Saved {key} = {best['value']:.3f} in {model}")
+    if save or save_to is not None:
+        target = save_to if save_to is not None else Path(model)
+        save_threshold(nlp, target, pipe_name, key, best["value"])
+        msg.good(f"Saved {key} = {best['value']:.3f} in {target}")
 
 
 @app.command("cross-tune")

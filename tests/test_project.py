@@ -61,3 +61,14 @@ def test_project_workflow_all(tmp_path, tiny_bert):
     meta = srsly.read_json(next((project / "packages").glob("*/meta.json")))
     assert "research use only" in meta["license"]
     assert any("spacy-paraphrase" in req for req in meta["requirements"])
+    # the shipped pipeline carries the thresholds tuned on dev; model-best keeps 0.5 / 0.5
+    from spacy.util import load_config
+
+    tuned = load_config(project / "training" / "contextdep_tiny" / "model-tuned" / "config.cfg")
+    best = load_config(project / "training" / "contextdep_tiny" / "model-best" / "config.cfg")
+    for key in ("threshold", "highlight_threshold"):
+        chosen = srsly.read_json(project / "metrics" / f"contextdep_tiny_{key}.json")["best"]
+        assert tuned["components"]["paraphrase_spans"][key] == pytest.approx(chosen)
+        assert best["components"]["paraphrase_spans"][key] == 0.5
+    cross = srsly.read_json(project / "metrics" / "contextdep_tiny_cross_tuned.json")
+    assert cross["folds"] * cross["repeats"] == len(cross["chosen"])
