@@ -1,3 +1,6 @@
+from pathlib import Path
+
+import pytest
 import subprocess
 import sys
 import textwrap
@@ -48,3 +51,17 @@ def test_training_config_resolves_without_code(tmp_path):
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "Config is valid" in result.stdout
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")))
+def test_every_shipped_config_builds(name):
+    """Every config's pipeline can be built (all architecture arguments valid;
+    no weights are loaded before initialize, so hub names need no download)."""
+    from spacy.util import load_config, load_model_from_config
+
+    config = load_config(Path(__file__).resolve().parents[1] / "configs" / name)
+    nlp = load_model_from_config(config, auto_fill=True, validate=True)
+    trf = nlp.get_pipe("transformer").model
+    assert trf.attrs["max_padding"] == config["components"]["transformer"]["model"]["max_padding"]
+    if name.endswith("_gpu.cfg"):
+        assert config["components"]["transformer"]["model"]["mixed_precision"] is True
