@@ -31,6 +31,7 @@ import numpy
 import spacy
 import torch
 
+from bench_speed import _first_piece_index  # same word -> first piece mapping as (b) there
 from spacy_paraphrase.backbones import resolve_model_name
 from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
@@ -52,18 +53,7 @@ def encode(tokenizer, rows, max_length):
         [r["words"][0] for r in rows], [r["words"][1] for r in rows],
         is_split_into_words=True, truncation=True, max_length=max_length, padding="longest", return_tensors="pt",
     )
-    first_piece = []
-    for i, r in enumerate(rows):
-        idx = ([-1] * len(r["words"][0]), [-1] * len(r["words"][1]))
-        prev = None
-        for j, (w, s) in enumerate(zip(enc.word_ids(i), enc.sequence_ids(i))):
-            if w is None or s is None:
-                prev = None
-                continue
-            if (s, w) != prev:
-                idx[s][w] = j
-                prev = (s, w)
-        first_piece.append(idx)
+    first_piece = [_first_piece_index(enc, i, len(r["words"][0]), len(r["words"][1])) for i, r in enumerate(rows)]
     return enc, first_piece
 
 
