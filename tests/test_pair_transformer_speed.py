@@ -1,4 +1,6 @@
-"""Sub-batching by length (pair_transformer.padding_groups / run_transformer):
+"""The pair transformer's speed paths: sub-batching by length
+(pair_transformer.padding_groups / run_transformer) and predict without
+train/eval toggles:
 same outputs and same training updates as one forward pass per batch."""
 import numpy
 import pytest
@@ -126,3 +128,23 @@ def test_grouped_training_matches_one_pass(tiny_bert, count_groups):
         assert loss_grouped[key] == pytest.approx(loss_one[key], rel=1e-4, abs=1e-6)
     for x, y in zip(probs_one, probs_grouped):
         numpy.testing.assert_allclose(x, y, atol=1e-4)
+
+
+def test_predict_leaves_eval_mode_and_update_trains(tiny_bert):
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    module = nlp.get_pipe("transformer").model.layers[0].shims[0]._model
+    first = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
+    assert module.training is False  # no switch back to train mode after predict
+    nlp.update(examples, sgd=Adam(1e-3), drop=0.1)
+    assert module.training is True  # training passes still run in train mode (dropout on)
+    # predictions do not depend on the mode the module was left in (dropout off)
+    module.train()
+    again = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
+    module.train()
+    third = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
+    for x, y in zip(again, third):
+        numpy.testing.assert_allclose(x, y, atol=1e-6)
+    assert any(not numpy.allclose(x, y) for x, y in zip(first, again))  # the update changed the model
