@@ -1,6 +1,8 @@
 """Markdown table of the pair-classification results (project command
 ``pair_results``): for each dataset, the pair-aware pipeline's dev scores
-(``metrics/<dataset>_dev.json`` from ``python -m spacy_paraphrase evaluate``),
+(``metrics/<dataset>_dev.json`` from ``python -m spacy_paraphrase evaluate`` on
+model-best, and ``<dataset>_last_dev.json`` on model-last: the bi-encoder has no
+model selection, so the fair comparison is last step against last step),
 its training time (``metrics/<dataset>_train_time.json`` from
 ``scripts/timed.py``), inference pairs/second, and the bi-encoder trained on the
 same files with the same steps (``benchmarks/results/bi_encoder_<dataset>.json``),
@@ -36,16 +38,20 @@ def main() -> None:
               "train min", "pairs/s", "paper (test)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for name, (split, paper, _) in DATASETS.items():
-        ours = _read(args.metrics / f"{name}_dev.json")
         timing = _read(args.metrics / f"{name}_train_time.json")
         bi = _read(args.benchmarks / f"bi_encoder_{name}.json")
-        if ours is not None:
-            k = args.pipe + "_"
+        k = args.pipe + "_"
+        for suffix, system in (("", "pair-aware (`pair_classifier`), model-best"),
+                               ("_last", "pair-aware, last step (as the bi-encoder)")):
+            ours = _read(args.metrics / f"{name}{suffix}_dev.json")
+            if ours is None:
+                continue
+            speed = ours.get("pairs_per_second") if not suffix else None  # timed once, with model-best
             lines.append("| " + " | ".join([
-                name, split, "pair-aware (`pair_classifier`)", _pct(ours.get(k + "acc")), _pct(ours.get(k + "pos_p")),
+                name, split, system, _pct(ours.get(k + "acc")), _pct(ours.get(k + "pos_p")),
                 _pct(ours.get(k + "pos_r")), _pct(ours.get(k + "pos_f")), _pct(ours.get(k + "macro_f")),
                 "—" if timing is None else f"{timing['seconds'] / 60:.1f}",
-                "—" if not ours.get("pairs_per_second") else f"{ours['pairs_per_second']:.0f}", paper]) + " |")
+                "—" if not speed else f"{speed:.0f}", paper if not suffix else ""]) + " |")
         if bi is not None:
             lines.append("| " + " | ".join([
                 name, split, "bi-encoder [u, v, abs(u-v), u*v]", _pct(bi.get("acc")), _pct(bi.get("pos_p")),
