@@ -449,7 +449,16 @@ def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None
     return [numpy.asarray(sorted(g), dtype="int64") for g in groups]
 
 
-_GROUPABLE_OUTPUTS = {"last_hidden_state", "pooler_output"}
+def _extra_outputs(transformer: Model) -> bool:
+    """Whether the HF model returns more than last_hidden_state / pooler_output
+    (per-layer hidden states or attentions, set in its config): those are
+    tuples of layers, kept exact by a single forward pass instead of being
+    reassembled from sub-batches."""
+    for shim in transformer.shims:
+        config = getattr(getattr(shim, "_model", None), "config", None)
+        if config is not None and (getattr(config, "output_hidden_states", False) or getattr(config, "output_attentions", False)):
+            return True
+    return False
 
 
 def run_transformer(transformer: Model, wordpieces: WordpieceBatch, is_train: bool, max_padding: float):
@@ -462,7 +471,7 @@ def run_transformer(transformer: Model, wordpieces: WordpieceBatch, is_train: bo
     meaningful values, as with one pass. The backward pass
     sends each sub-batch its own slice of the gradient."""
     groups = padding_groups(wordpieces.lengths, max_padding)
-    if len(groups) <= 1:
+    if len(groups) <= 1 or _extra_outputs(transformer):
         return transformer(wordpieces, is_train)
     import torch
 
@@ -482,10 +491,6 @@ def run_transformer(transformer: Model, wordpieces: WordpieceBatch, is_train: bo
         )
         results.append((idx, width) + tuple(transformer(sub, is_train)))
     first = results[0][2]
-    if set(first.keys()) - _GROUPABLE_OUTPUTS:
-        # Extra outputs (hidden_states, attentions, ...): keep the exact
-        # single-pass structure rather than reassemble tuples of layers.
-        return transformer(wordpieces, is_train)
     n_rows, row_length = wordpieces.input_ids.shape
     combined = {}
     with torch.no_grad():

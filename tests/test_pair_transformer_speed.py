@@ -148,3 +148,32 @@ def test_predict_leaves_eval_mode_and_update_trains(tiny_bert):
     for x, y in zip(again, third):
         numpy.testing.assert_allclose(x, y, atol=1e-6)
     assert any(not numpy.allclose(x, y) for x, y in zip(first, again))  # the update changed the model
+
+
+def test_models_returning_every_layer_run_in_one_pass(tiny_bert, count_groups):
+    """With output_hidden_states the per-layer tuple is kept exact: no
+    sub-batching, and each layer's output covers the whole padded batch."""
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    trf_cfg = nlp.get_pipe_config("transformer")["model"]
+    trf_cfg["transformer_config"] = {"output_hidden_states": True}
+    nlp.remove_pipe("transformer")
+    nlp.add_pipe("transformer", config={"model": trf_cfg}, first=True)
+    nlp.initialize(lambda: make_examples(nlp))
+    _set_max_padding(nlp, 0.0)
+    docs = _pairs(nlp)
+    batch = nlp.get_pipe("transformer").predict(docs)
+    assert max(count_groups) > 2  # the lengths would have been split ...
+    calls = []
+    layer = nlp.get_pipe("transformer").model.layers[0]
+    original = layer._func
+
+    def counting(model, X, is_train):
+        calls.append(X.input_ids.shape)
+        return original(model, X, is_train)
+
+    layer._func = counting
+    batch = nlp.get_pipe("transformer").predict(docs)
+    assert calls == [batch.wordpieces.input_ids.shape]  # ... but ran as one pass
+    hidden = batch.model_output.hidden_states
+    assert len(hidden) == 3 and all(h.shape[:2] == batch.wordpieces.input_ids.shape for h in hidden)
