@@ -67,14 +67,14 @@ def labels_for(enc, first_piece, rows):
     return labels
 
 
-def predict(model, tokenizer, rows, max_length, batch_size=16):
+def predict(model, tokenizer, rows, max_length, batch_size=16, device="cpu"):
     model.eval()
     out = []
     with torch.inference_mode():
         for k in range(0, len(rows), batch_size):
             batch = rows[k : k + batch_size]
             enc, first_piece = encode(tokenizer, batch, max_length)
-            probs = torch.softmax(model(**enc).logits, dim=-1)[..., 1].numpy()
+            probs = torch.softmax(model(**enc.to(device)).logits, dim=-1)[..., 1].float().cpu().numpy()
             for i, r in enumerate(batch):
                 turns = []
                 for idx in first_piece[i]:
@@ -113,7 +113,9 @@ def main() -> None:
     p.add_argument("--max-length", type=int, default=512)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--output", type=Path, default=None)
+    p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device to train and predict on (-1: CPU)")
     args = p.parse_args()
+    device = torch.device("cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}")
     from transformers import AutoModelForTokenClassification, AutoTokenizer
 
     random.seed(args.seed)
@@ -134,7 +136,7 @@ def main() -> None:
     train, dev = rows_of(train_refs), rows_of(dev_refs)
     source = resolve_model_name(args.model)
     tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-    model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2)
+    model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2).to(device)
     model.train()
     steps_per_epoch = (len(train) + args.batch_size - 1) // args.batch_size
     total = steps_per_epoch * args.epochs
@@ -153,7 +155,8 @@ def main() -> None:
         for k in range(0, len(order), args.batch_size):
             rows = [train[i] for i in order[k : k + args.batch_size]]
             enc, first_piece = encode(tokenizer, rows, args.max_length)
-            loss = model(**enc, labels=labels_for(enc, first_piece, rows)).loss
+            labels = labels_for(enc, first_piece, rows).to(device)
+            loss = model(**enc.to(device), labels=labels).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
@@ -161,7 +164,7 @@ def main() -> None:
             opt.zero_grad()
             losses.append(loss.item())
         train_seconds += time.time() - start
-        probs = predict(model, tokenizer, dev, args.max_length)
+        probs = predict(model, tokenizer, dev, args.max_length, device=device)
         scores = score_docs(scored_examples(dev_refs, probs, nlp, cfg), cfg, NAME)
         row = {"epoch": epoch + 1, "loss": float(numpy.mean(losses)), "score": weighted(scores), "scores": scores}
         epochs.append(row)
@@ -173,7 +176,7 @@ def main() -> None:
     result = {
         "system": "plain HF AutoModelForTokenClassification (the paper's recipe)",
         "model": args.model, "epochs": args.epochs, "lr": args.lr, "batch_size": args.batch_size,
-        "seed": args.seed, "train_pairs": len(train), "dev_pairs": len(dev), "steps": total,
+        "seed": args.seed, "device": str(device), "train_pairs": len(train), "dev_pairs": len(dev), "steps": total,
         "train_seconds": round(train_seconds, 1), "per_epoch": epochs,
     }
     for label, row_probs, epoch in (("last", last_probs, epochs[-1]["epoch"]), ("best", best[1], best[0]["epoch"])):

@@ -50,6 +50,7 @@ def train(args, mode: str, seed: int, out: Path, extra) -> float:
         "--training.max_steps", str(args.steps),
         "--training.eval_frequency", str(args.eval_frequency),
         "--training.optimizer.learn_rate.total_steps", str(args.steps),
+        "--gpu-id", str(args.gpu_id),
     ] + list(extra)
     start = time.time()
     try:
@@ -57,25 +58,27 @@ def train(args, mode: str, seed: int, out: Path, extra) -> float:
     except subprocess.TimeoutExpired:
         print(f"wall-clock cap reached for {mode}/{seed}; using the best checkpoint so far")
     seconds = time.time() - start
+    out.mkdir(parents=True, exist_ok=True)
     timing.write_text(json.dumps({"seconds": round(seconds, 1), "steps": args.steps}) + "\n")
     return seconds
 
 
-def evaluate(model: Path, dev: str, out: Path, tune: bool) -> dict:
+def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1) -> dict:
     if tune:
         # tune a copy (model-tuned next to model-best): model-best keeps the
         # thresholds it was trained with, so re-running gives the same table
-        tuned = model.parent / "model-tuned"
+        tuned = model.parent / ("model-tuned" if model.name == "model-best" else f"model-tuned-{model.name[6:]}")
         shutil.copytree(model, tuned, dirs_exist_ok=True)
         model = tuned
         # honest estimate first (k-fold cross-tuning on dev), then tune on all
         # of dev and save the values in the pipeline (optimistic on dev)
         cross = out.with_suffix(".cross.json")
-        run([sys.executable, "-m", "spacy_paraphrase", "cross-tune", str(model), dev, "--output", str(cross)])
+        gpu = ["--gpu-id", str(gpu_id)]
+        run([sys.executable, "-m", "spacy_paraphrase", "cross-tune", str(model), dev, "--output", str(cross)] + gpu)
         for key in ("threshold", "highlight_threshold"):
             run([sys.executable, "-m", "spacy_paraphrase", "find-threshold", str(model), dev,
-                 "--key", key, "--save", "--output", str(out.with_suffix(f".{key}.json"))])
-    run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out)])
+                 "--key", key, "--save", "--output", str(out.with_suffix(f".{key}.json"))] + gpu)
+    run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out), "--gpu-id", str(gpu_id)])
     scores = json.loads(out.read_text())
     if tune:
         scores["cross_tuned"] = json.loads(cross.read_text())["scores"]
@@ -104,6 +107,10 @@ def main() -> None:
     p.add_argument("--tag", default="", help="Suffix for run names (e.g. an ablation)")
     p.add_argument("--skip-trained", action="store_true", help="Reuse runs whose model-best exists")
     p.add_argument("--no-eval", action="store_true", help="Only train")
+    p.add_argument("--checkpoints", nargs="+", default=["best"], choices=["best", "last"],
+                   help="Which saved pipelines to score: model-best (default) and/or model-last "
+                        "(rows of model-last are named <mode>@last)")
+    p.add_argument("--gpu-id", type=int, default=-1, help="GPU for training and scoring (-1: CPU)")
     p.add_argument("extra", nargs=argparse.REMAINDER, help="extra `spacy train` overrides after --")
     args = p.parse_args()
     extra = [x for x in args.extra if x != "--"]
@@ -121,13 +128,19 @@ def main() -> None:
                 seconds = old[-1]["train_seconds"]
             if args.no_eval:
                 continue
-            model = out / "model-best"
-            row = {"name": name, "mode": mode + args.tag, "seed": seed, "train_seconds": seconds, "steps": args.steps}
-            row["default"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{name}.json", False)
-            row["tuned"] = evaluate(model, f"{args.corpus}/dev.spacy", args.metrics / f"modes_{name}_tuned.json", True)
-            results.append(row)
-            previous = [r for r in previous if r.get("name", f"{r['mode']}_seed{r['seed']}") != name]
-            store.write_text(json.dumps(previous + results, indent=2))
+            for checkpoint in args.checkpoints:
+                at = "" if checkpoint == "best" else f"@{checkpoint}"
+                model = out / f"model-{checkpoint}"
+                row_name = f"{mode}{args.tag}{at}_seed{seed}"
+                row = {"name": row_name, "mode": mode + args.tag + at, "seed": seed,
+                       "train_seconds": seconds, "steps": args.steps}
+                dev = f"{args.corpus}/dev.spacy"
+                stem = f"modes_{mode}{args.tag}{at.replace('@', '_')}_seed{seed}"
+                row["default"] = evaluate(model, dev, args.metrics / f"{stem}.json", False, args.gpu_id)
+                row["tuned"] = evaluate(model, dev, args.metrics / f"{stem}_tuned.json", True, args.gpu_id)
+                results.append(row)
+                previous = [r for r in previous if r.get("name", f"{r['mode']}_seed{r['seed']}") != row_name]
+                store.write_text(json.dumps(previous + results, indent=2))
     # every run of the requested modes and seeds, including earlier invocations'
     everything = json.loads(store.read_text()) if store.exists() else results
     lines = [
