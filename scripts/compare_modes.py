@@ -64,6 +64,7 @@ def train(args, mode: str, seed: int, out: Path, extra) -> float:
 
 
 def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1) -> dict:
+    gpu = ["--gpu-id", str(gpu_id)]
     if tune:
         # tune a copy (model-tuned next to model-best): model-best keeps the
         # thresholds it was trained with, so re-running gives the same table
@@ -73,12 +74,11 @@ def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1) -> 
         # honest estimate first (k-fold cross-tuning on dev), then tune on all
         # of dev and save the values in the pipeline (optimistic on dev)
         cross = out.with_suffix(".cross.json")
-        gpu = ["--gpu-id", str(gpu_id)]
         run([sys.executable, "-m", "spacy_paraphrase", "cross-tune", str(model), dev, "--output", str(cross)] + gpu)
         for key in ("threshold", "highlight_threshold"):
             run([sys.executable, "-m", "spacy_paraphrase", "find-threshold", str(model), dev,
                  "--key", key, "--save", "--output", str(out.with_suffix(f".{key}.json"))] + gpu)
-    run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out), "--gpu-id", str(gpu_id)])
+    run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out)] + gpu)
     scores = json.loads(out.read_text())
     if tune:
         scores["cross_tuned"] = json.loads(cross.read_text())["scores"]
