@@ -19,6 +19,7 @@ still lose pieces; tokens left with none are *cut*: the batch records them per
 Doc (``TransformerData.cut_tokens``), downstream components give them no
 probability, and a ``TruncationWarning`` says how many Docs were affected.
 """
+import contextlib
 import copy
 import multiprocessing
 import os
@@ -532,10 +533,45 @@ def _predict_without_mode_toggles(self, inputs):
             return self._model(*inputs.args, **inputs.kwargs)
 
 
-def _skip_mode_toggles(transformer: Model) -> None:
+@contextlib.contextmanager
+def _use_params_with_optimizer_keys(self, params):
+    """thinc's ``PyTorchShim.use_params``, but it also finds the parameters
+    under the keys the optimizer uses. ``PyTorchShim.finish_update`` hands
+    thinc's optimizer ``(shim.id, name)`` keys, so ``optimizer.averages``
+    (``[training.optimizer] use_averages = true``) holds the transformer's
+    averaged weights under those keys, while the stock ``use_params`` only
+    looks for ``"pytorch_<id>_<name>"`` strings: the averages were silently
+    never used, in evaluation or in the saved ``model-best``/``model-last``.
+    Both key forms are accepted; parameters without an entry keep their
+    current values."""
+    from thinc.api import xp2torch
+
+    prefix = f"pytorch_{self.id}_"
+    state = {}
+    for key, value in params.items():
+        if isinstance(key, tuple) and len(key) == 2 and key[0] == self.id:
+            state[key[1]] = value
+        elif isinstance(key, str) and key.startswith(prefix):
+            state[key[len(prefix):]] = value
+    if not state:
+        yield
+        return
+    backup = {k: v.clone() for k, v in self._model.state_dict().items()}
+    self._model.load_state_dict(
+        {k: xp2torch(v, device=self.device) for k, v in state.items()}, strict=False
+    )
+    try:
+        yield
+    finally:
+        self._model.load_state_dict(backup)
+
+
+def _patch_shims(transformer: Model) -> None:
+    """Swap in the shim methods above (once per shim)."""
     for shim in transformer.shims:
         if not getattr(shim, "_pair_predict_patched", False) and hasattr(shim, "_model"):
             shim.predict = types.MethodType(_predict_without_mode_toggles, shim)
+            shim.use_params = types.MethodType(_use_params_with_optimizer_keys, shim)
             shim._pair_predict_patched = True
 
 
@@ -558,7 +594,7 @@ def pair_forward(
             TruncationWarning,
         )
     transformer = model.layers[0]
-    _skip_mode_toggles(transformer)
+    _patch_shims(transformer)
     model_output, bp_tensors = run_transformer(
         transformer, wordpieces, is_train, model.attrs.get("max_padding", DEFAULT_MAX_PADDING)
     )

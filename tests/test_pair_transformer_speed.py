@@ -177,3 +177,33 @@ def test_models_returning_every_layer_run_in_one_pass(tiny_bert, count_groups):
     assert calls == [batch.wordpieces.input_ids.shape]  # ... but ran as one pass
     hidden = batch.model_output.hidden_states
     assert len(hidden) == 3 and all(h.shape[:2] == batch.wordpieces.input_ids.shape for h in hidden)
+
+
+def test_optimizer_averages_reach_the_transformer(tiny_bert):
+    """With ``use_averages`` the optimizer keeps the transformer's averaged
+    weights under ``(shim.id, name)`` keys; ``nlp.use_params`` (what ``spacy
+    train`` evaluates and saves with) must put them into the torch module and
+    restore the trained weights afterwards."""
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    opt = Adam(1e-2, use_averages=True)
+    for _ in range(3):
+        nlp.update(examples, sgd=opt)
+    shim = nlp.get_pipe("transformer").model.layers[0].shims[0]
+    name, param = next((n, p) for n, p in shim._model.named_parameters() if n.endswith("query.weight"))
+    trained = param.detach().numpy().copy()
+    average = opt.averages[(shim.id, name)]
+    assert not numpy.allclose(trained, average)  # three steps: the average lags the weights
+    docs = [eg.predicted.copy() for eg in examples]
+    plain = [token_probs(d, "paraphrase") for d in nlp.pipe(docs)]
+    with nlp.use_params(opt.averages):
+        numpy.testing.assert_allclose(param.detach().numpy(), average, atol=1e-6)
+        averaged = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
+    numpy.testing.assert_allclose(param.detach().numpy(), trained)
+    assert any(not numpy.allclose(x, y) for x, y in zip(plain, averaged))
+    # string keys (the stock shim's form) still work, and unknown keys change nothing
+    with shim.use_params({f"pytorch_{shim.id}_{name}": numpy.zeros_like(trained), ("other", name): 1}):
+        assert not param.detach().numpy().any()
+    numpy.testing.assert_allclose(param.detach().numpy(), trained)
