@@ -569,10 +569,10 @@ def _use_params_with_optimizer_keys(self, params):
 def _patch_shims(transformer: Model) -> None:
     """Swap in the shim methods above (once per shim)."""
     for shim in transformer.shims:
-        if not getattr(shim, "_pair_predict_patched", False) and hasattr(shim, "_model"):
+        if not getattr(shim, "_pair_shim_patched", False) and hasattr(shim, "_model"):
             shim.predict = types.MethodType(_predict_without_mode_toggles, shim)
             shim.use_params = types.MethodType(_use_params_with_optimizer_keys, shim)
-            shim._pair_predict_patched = True
+            shim._pair_shim_patched = True
 
 
 def pair_forward(
