@@ -209,10 +209,13 @@ def find_threshold_cli(
     values = [float(v) for v in numpy.linspace(start, end, n_trials)]
     results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
     if scores_key:
-        objective = lambda r: r[scores_key]  # noqa: E731
-        label = scores_key
+        label, objective = scores_key, thresholds.score_key_objective(scores_key)
     else:
         label, objective = thresholds.default_objective(pipe_name, key)
+    try:
+        objective(results[0])
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
              f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
     rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k, 0.0):.4f}" for k in shown] for r in results]
@@ -236,6 +239,11 @@ def cross_tune_cli(
     folds: int = typer.Option(4, "--folds", "-k"),
     repeats: int = typer.Option(5, "--repeats", "-r"),
     seed: int = typer.Option(0, "--seed"),
+    pair_scores_key: str = typer.Option(
+        "", "--pair-scores-key", help="Score the pair threshold maximizes (default: {pipe}_pair_macro_f)"),
+    highlight_scores_key: str = typer.Option(
+        "", "--highlight-scores-key",
+        help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
@@ -245,11 +253,21 @@ def cross_tune_cli(
     nlp = _load(model, gpu_id)
     pipe = nlp.get_pipe(pipe_name)
     examples = _processed(nlp, _examples(nlp, data), batch_size)
+    objectives = {}
+    for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key)):
+        if scores_key:
+            objectives[key] = thresholds.score_key_objective(scores_key)
     try:
-        result = thresholds.cross_tuned_scores(examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed)
+        result = thresholds.cross_tuned_scores(
+            examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives
+        )
     except ValueError as err:
         msg.fail(str(err), exits=1)
-    shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second"]
+    result["objectives"] = {
+        key: (scores_key or thresholds.default_objective(pipe_name, key)[0])
+        for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))
+    }
+    shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f"]
     rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}") for k in shown]
     msg.table(rows, header=("score", f"mean of {folds * repeats} held-out folds", "sd"), divider=True)
     if output is not None:

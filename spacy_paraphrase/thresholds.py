@@ -39,6 +39,21 @@ def default_objective(name: str, key: str) -> Tuple[str, Callable[[Dict], float]
     raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
 
 
+def score_key_objective(key: str) -> Callable[[Dict], float]:
+    """The objective "maximize the score ``key``" (e.g. ``paraphrase_spans_token_f``).
+    A key the scorer does not produce raises ValueError; a score that is
+    ``None`` (not computable on these Docs) ranks last."""
+
+    def objective(scores: Dict) -> float:
+        if key not in scores:
+            known = ", ".join(k for k, v in scores.items() if isinstance(v, (int, float)))
+            raise ValueError(f"Unknown score {key!r} to tune on; the scorer gives: {known}")
+        value = scores[key]
+        return float("-inf") if value is None else float(value)
+
+    return objective
+
+
 def annotate(docs: Sequence[Doc], cfg: Dict) -> None:
     """Rewrite the paraphrase annotations of processed Docs with ``cfg``'s
     thresholds (``spans_key``, ``cats_key``, ``threshold``, ``highlight_threshold``)."""
@@ -114,11 +129,13 @@ def cross_tuned_scores(
     repeats: int = 5,
     seed: int = 0,
     values: Sequence[float] = DEFAULT_VALUES,
+    objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
-    cross-tuning (see the module docstring). Returns ``scores`` (mean of every
-    numeric key over all held-out folds), ``spread`` (their standard
-    deviation) and the values chosen in each fold."""
+    cross-tuning (see the module docstring). ``objectives`` maps a key of
+    ``KEYS`` to the score its tuning maximizes (default: ``default_objective``).
+    Returns ``scores`` (mean of every numeric key over all held-out folds),
+    ``spread`` (their standard deviation) and the values chosen in each fold."""
     examples = list(examples)
     if folds < 2 or folds > len(examples):
         raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
@@ -131,7 +148,7 @@ def cross_tuned_scores(
             held = set(order[k::folds])
             tune_on = [eg for i, eg in enumerate(examples) if i not in held]
             test_on = [eg for i, eg in enumerate(examples) if i in held]
-            best = tune(tune_on, cfg, name, values)
+            best = tune(tune_on, cfg, name, values, objectives)
             trial = dict(cfg, **best)
             annotate([eg.predicted for eg in test_on], trial)
             fold_scores.append(score_docs(test_on, trial, name))

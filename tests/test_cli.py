@@ -90,6 +90,27 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
     loaded = spacy.load(model)
     assert loaded.get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.3)
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
+    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
+    assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
+
+
+def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline):
+    nlp, examples = trained_pipeline
+    from spacy.tokens import DocBin
+
+    model = tmp_path / "model"
+    nlp.to_disk(model)
+    data = tmp_path / "dev.spacy"
+    DocBin(docs=[eg.reference for eg in examples] * 2).to_disk(data)
+    out = tmp_path / "cross.json"
+    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--output", str(out)]
+    result = runner.invoke(app, args + ["--highlight-scores-key", "paraphrase_spans_token_f"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    assert payload["objectives"] == {"threshold": "paraphrase_spans_pair_macro_f", "highlight_threshold": "paraphrase_spans_token_f"}
+    assert len(payload["chosen"]) == 2
+    bad = runner.invoke(app, args + ["--pair-scores-key", "paraphrase_spans_nope"])
+    assert bad.exit_code == 1 and "Unknown score" in bad.output
 
 
 def test_threshold_sweep_moves_pair_decisions(trained_pipeline):

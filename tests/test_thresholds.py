@@ -83,3 +83,46 @@ def test_cross_tuning_is_honest():
     # the Docs are left annotated with the given cfg
     probs = token_probs(noisy[0].predicted)
     assert noisy[0].predicted.cats["PARAPHRASE"] == pytest.approx(max(min(probs[:4].max(), probs[4:].max()), 0))
+
+
+def _turn_calibrated_examples(n=16):
+    """Gold words of the first turn at 0.35 (others 0.2); gold words of the
+    second turn at 0.8 (others 0.6): each turn has its own best highlight
+    threshold."""
+    nlp = spacy.blank("en")
+    out = []
+    for i in range(n):
+        ref = make_pair_doc(nlp, ["a", "b", "c", "d"], ["e", "f", "g"])
+        pred = make_pair_doc(nlp, ["a", "b", "c", "d"], ["e", "f", "g"])
+        ref.spans["paraphrase"] = [ref[1:3], ref[5:6]]
+        ref.cats["PARAPHRASE"] = 1.0
+        probs = numpy.array([0.2, 0.35, 0.35, 0.2, 0.6, 0.8, 0.6], dtype="float32")
+        write_paraphrase_annotations(pred, probs, **CFG)
+        out.append(Example(pred, ref))
+    return out
+
+
+def test_cross_tuning_follows_the_given_objectives():
+    from spacy_paraphrase.thresholds import score_key_objective
+
+    examples = _turn_calibrated_examples()
+    first = cross_tuned_scores(
+        examples, CFG, NAME, folds=4, repeats=2,
+        objectives={"highlight_threshold": score_key_objective(f"{NAME}_jaccard_first")},
+    )
+    second = cross_tuned_scores(
+        examples, CFG, NAME, folds=4, repeats=2,
+        objectives={"highlight_threshold": score_key_objective(f"{NAME}_jaccard_second")},
+    )
+    assert all(0.2 < c["highlight_threshold"] <= 0.35 for c in first["chosen"])
+    assert all(0.6 < c["highlight_threshold"] <= 0.8 for c in second["chosen"])
+    assert first["scores"][f"{NAME}_jaccard_first"] == 1.0
+    assert second["scores"][f"{NAME}_jaccard_second"] == 1.0
+    # the default (mean of the two Jaccards) cannot make both turns exact
+    default = cross_tuned_scores(examples, CFG, NAME, folds=4, repeats=2)["scores"]
+    assert default[f"{NAME}_jaccard_first"] + default[f"{NAME}_jaccard_second"] < 2.0
+    with pytest.raises(ValueError, match="Unknown score"):
+        cross_tuned_scores(
+            examples, CFG, NAME, folds=4, repeats=1,
+            objectives={"highlight_threshold": score_key_objective(f"{NAME}_jacard_first")},
+        )
