@@ -112,6 +112,8 @@ def test_seed_study_table_means_spread_and_target(tmp_path):
     # ours: acc 0.61 >= 0.58, J 0.24 >= 0.23, 0.48 >= 0.47 -> meets; @last loses the first Jaccard
     assert check["soft_nopl"]["meets"] is True
     assert check["soft_nopl"]["diff"]["jaccard_first"] == pytest.approx(0.01)
+    # both sides' first-turn Jaccards: sd 0.0141 over 2 seeds -> SE of the difference 0.0141
+    assert check["soft_nopl"]["se"]["jaccard_first"] == pytest.approx((2 * 0.0002 / 2) ** 0.5, abs=1e-4)
     assert check["soft_nopl@last"]["meets"] is False
     assert "HF reference@best epoch" not in check
 
@@ -127,5 +129,6 @@ def test_seed_study_table_cli_renames_and_rereads(tmp_path):
     assert "| soft_shipped@last |" in out.with_suffix(".md").read_text()
     again = subprocess.run([sys.executable, script, str(out)], check=True, capture_output=True, text=True, timeout=120)
     assert "soft_shipped" in again.stdout and "| yes |" in again.stdout
+    assert "| soft_shipped | +0.030 ± 0.022 | +0.010 ± 0.014 | +0.010 ± 0.014 | yes |" in again.stdout
     empty = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
     assert empty.returncode != 0 and "No runs found" in empty.stderr
