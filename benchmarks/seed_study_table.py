@@ -11,6 +11,13 @@ reference's mean on accuracy and both Jaccards.
 
     python benchmarks/seed_study_table.py WORK_DIR --output benchmarks/results/seed_study_gpu.json
     python benchmarks/seed_study_table.py benchmarks/results/seed_study_gpu.json
+
+Several sources are merged (a work directory, a JSON this script wrote, a
+``metrics/modes_comparison.json`` from ``scripts/compare_modes.py``), so runs
+collected one at a time join a stored study; a later source's run replaces an
+earlier one of the same system and seed. ``--rename OLD:SEEDS=NEW`` renames
+only some seeds (``soft_x:5,6,7,8,9=soft_x_fresh``: seeds held out from a
+selection, reported apart).
 """
 import argparse
 import glob
@@ -40,9 +47,46 @@ def collect(work: Path):
             rows.append({"system": system, "seed": result["seed"], "epoch": part["epoch"],
                          **{view: _pick(part[view]) for view, _ in VIEWS}})
     for path in sorted(glob.glob(str(work / "*" / "metrics" / "modes_comparison.json"))):
-        for run in json.loads(Path(path).read_text()):
-            rows.append({"system": run["mode"], "seed": run["seed"], "default": _pick(run["default"]),
-                         "cross_tuned": _pick(run["tuned"]["cross_tuned"]), "tuned_on_dev": _pick(run["tuned"])})
+        rows.extend(_modes_rows(json.loads(Path(path).read_text())))
+    return rows
+
+
+def _modes_rows(runs):
+    return [{"system": run["mode"], "seed": run["seed"], "default": _pick(run["default"]),
+             "cross_tuned": _pick(run["tuned"]["cross_tuned"]), "tuned_on_dev": _pick(run["tuned"])}
+            for run in runs]
+
+
+def load(source: Path):
+    """Rows and note of one source: a work directory, a stored study JSON, or a
+    ``modes_comparison.json`` (a list of compare_modes runs)."""
+    if source.is_dir():
+        return collect(source), ""
+    if not source.is_file():
+        raise SystemExit(f"No runs found under {source}")
+    stored = json.loads(source.read_text())
+    if isinstance(stored, list):
+        return _modes_rows(stored), ""
+    return stored["runs"], stored.get("note", "")
+
+
+def rename(rows, renames):
+    """Apply ``OLD=NEW`` / ``OLD:SEEDS=NEW`` renames to the part of a system's
+    name before '@' (so ``OLD@last`` becomes ``NEW@last``)."""
+    rules = []
+    for item in renames:
+        if "=" not in item:
+            raise SystemExit(f"--rename takes OLD=NEW or OLD:SEEDS=NEW, not {item!r}")
+        old, new = item.split("=", 1)
+        old, _, seeds = old.partition(":")
+        rules.append((old, {int(x) for x in seeds.split(",")} if seeds else None, new))
+    for row in rows:
+        base, at, rest = row["system"].partition("@")
+        for old, seeds, new in rules:
+            if base == old and (seeds is None or row["seed"] in seeds):
+                base = new
+                break
+        row["system"] = base + at + rest
     return rows
 
 
@@ -114,23 +158,26 @@ def table(summary) -> str:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("source", type=Path, help="work directory of a seed study, or a JSON this script wrote")
+    p.add_argument("sources", type=Path, nargs="+",
+                   help="work directory of a seed study, a JSON this script wrote, or a modes_comparison.json; "
+                        "several are merged")
     p.add_argument("--output", type=Path, default=None, help="JSON to write (a .md table is written beside it)")
-    p.add_argument("--note", default="", help="free text stored in the JSON (machine, backbone, ...)")
-    p.add_argument("--rename", nargs="*", default=[], metavar="OLD=NEW",
-                   help="rename systems (the part before '@'), e.g. runs made before a default changed")
+    p.add_argument("--note", default=None,
+                   help="free text stored in the JSON (machine, backbone, ...); default: the first stored note")
+    p.add_argument("--rename", nargs="*", default=[], metavar="OLD[:SEEDS]=NEW",
+                   help="rename systems (the part before '@'), e.g. runs made before a default changed; "
+                        "OLD:5,6=NEW renames only those seeds")
     args = p.parse_args()
-    renames = dict(item.split("=", 1) for item in args.rename)
-    if args.source.is_file():
-        stored = json.loads(args.source.read_text())
-        rows, note = stored["runs"], stored.get("note", "")
-    else:
-        rows, note = collect(args.source), args.note
+    merged, notes = {}, []
+    for source in args.sources:
+        rows, note = load(source)
+        notes.append(note)
+        for row in rename(rows, args.rename):
+            merged[(row["system"], row["seed"])] = row
+    rows = list(merged.values())
     if not rows:
-        raise SystemExit(f"No runs found under {args.source}")
-    for row in rows:
-        base, at, rest = row["system"].partition("@")
-        row["system"] = renames.get(base, base) + at + rest
+        raise SystemExit(f"No runs found under {', '.join(map(str, args.sources))}")
+    note = args.note if args.note is not None else next((n for n in notes if n), "")
     summary = summarize(rows)
     text = table(summary)
     print(text)

@@ -132,3 +132,36 @@ def test_seed_study_table_cli_renames_and_rereads(tmp_path):
     assert "| soft_shipped | +0.030 ± 0.022 | +0.010 ± 0.014 | +0.010 ± 0.014 | yes |" in again.stdout
     empty = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
     assert empty.returncode != 0 and "No runs found" in empty.stderr
+
+
+def test_seed_study_table_merges_runs_collected_later(tmp_path):
+    """A stored study plus a compare_modes.py store: the new system's seeds join,
+    seeds held out from a selection are renamed apart, and a rerun of a stored
+    (system, seed) replaces the stored one instead of counting twice."""
+    _write_seed_study(tmp_path / "work")
+    script = str(BENCH.parent / "seed_study_table.py")
+    study = tmp_path / "study.json"
+    subprocess.run([sys.executable, script, str(tmp_path / "work"), "--output", str(study), "--note", "first"],
+                   check=True, capture_output=True, timeout=120)
+    later = [{"mode": "soft_new", "seed": seed, "default": _seed_study_scores(0.5, 0.2, 0.4),
+              "tuned": dict(_seed_study_scores(0.5, 0.2, 0.4), cross_tuned=_seed_study_scores(acc, 0.2, 0.4))}
+             for seed, acc in ((0, 0.70), (1, 0.50), (2, 0.60))]
+    later.append({"mode": "soft_nopl", "seed": 1, "default": _seed_study_scores(0.1, 0.1, 0.1),
+                  "tuned": dict(_seed_study_scores(0.1, 0.1, 0.1), cross_tuned=_seed_study_scores(0.64, 0.23, 0.49))})
+    store = tmp_path / "modes_comparison.json"
+    store.write_text(json.dumps(later))
+    merged = tmp_path / "merged.json"
+    subprocess.run([sys.executable, script, str(study), str(store), "--output", str(merged),
+                    "--rename", "soft_new:2=soft_new_fresh"], check=True, capture_output=True, timeout=120)
+    result = json.loads(merged.read_text())
+    assert result["note"] == "first"
+    summary = result["summary"]
+    assert summary["soft_new"]["seeds"] == [0, 1] and summary["soft_new_fresh"]["seeds"] == [2]
+    assert summary["soft_new"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.60)
+    assert summary["soft_new_fresh"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.60)
+    # seed 1 of soft_nopl was rerun: 0.64 replaces 0.60, still two seeds
+    assert summary["soft_nopl"]["seeds"] == [0, 1]
+    assert summary["soft_nopl"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.63)
+    bad = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode != 0 and "OLD=NEW" in bad.stderr
