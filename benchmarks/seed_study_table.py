@@ -70,16 +70,21 @@ def load(source: Path):
     return stored["runs"], stored.get("note", "")
 
 
-def rename(rows, renames):
-    """Apply ``OLD=NEW`` / ``OLD:SEEDS=NEW`` renames to the part of a system's
-    name before '@' (so ``OLD@last`` becomes ``NEW@last``)."""
+def parse_renames(items):
+    """``OLD=NEW`` / ``OLD:SEEDS=NEW`` (SEEDS: comma-separated) as (old, seeds or None, new)."""
     rules = []
-    for item in renames:
-        if "=" not in item:
-            raise SystemExit(f"--rename takes OLD=NEW or OLD:SEEDS=NEW, not {item!r}")
-        old, new = item.split("=", 1)
+    for item in items:
+        old, sep, new = item.partition("=")
         old, _, seeds = old.partition(":")
+        if not (sep and old and new) or (seeds and not all(x.strip().isdigit() for x in seeds.split(","))):
+            raise SystemExit(f"--rename takes OLD=NEW or OLD:SEEDS=NEW (SEEDS like 5,6,7), not {item!r}")
         rules.append((old, {int(x) for x in seeds.split(",")} if seeds else None, new))
+    return rules
+
+
+def rename(rows, rules):
+    """Apply parsed renames to the part of a system's name before '@' (so
+    ``OLD@last`` becomes ``NEW@last``); the first matching rule wins."""
     for row in rows:
         base, at, rest = row["system"].partition("@")
         for old, seeds, new in rules:
@@ -168,11 +173,12 @@ def main() -> None:
                    help="rename systems (the part before '@'), e.g. runs made before a default changed; "
                         "OLD:5,6=NEW renames only those seeds")
     args = p.parse_args()
+    rules = parse_renames(args.rename)
     merged, notes = {}, []
     for source in args.sources:
         rows, note = load(source)
         notes.append(note)
-        for row in rename(rows, args.rename):
+        for row in rename(rows, rules):
             merged[(row["system"], row["seed"])] = row
     rows = list(merged.values())
     if not rows:

@@ -165,3 +165,6 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     bad = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "OLD=NEW" in bad.stderr
+    bad_seeds = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl:five=x"],
+                               capture_output=True, text=True, timeout=120)
+    assert bad_seeds.returncode != 0 and "OLD:SEEDS=NEW" in bad_seeds.stderr
