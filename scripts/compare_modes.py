@@ -9,6 +9,8 @@ shipped thresholds (0.5 / 0.5) and once with both thresholds tuned on dev
 (optimistic: dev is also the test here), and with the k-fold cross-tuned
 estimate (``python -m spacy_paraphrase cross-tune``: honest). Results: ``<out>/modes_comparison.json``
 and a markdown table ``<out>/modes_comparison.md`` (mean and spread over seeds).
+``--highlight-scales absolute turn_max`` scores each trained pipeline once per
+highlight rule (rows ``<mode>:<scale>``; the model is not retrained).
 
     python scripts/compare_modes.py --modes majority all soft --seeds 0 --steps 530
 """
@@ -63,12 +65,14 @@ def train(args, mode: str, seed: int, out: Path, extra) -> float:
     return seconds
 
 
-def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1) -> dict:
-    gpu = ["--gpu-id", str(gpu_id)]
+def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1, scale: str = "") -> dict:
+    gpu = ["--gpu-id", str(gpu_id)] + (["--highlight-scale", scale] if scale else [])
     if tune:
         # tune a copy (model-tuned next to model-best): model-best keeps the
         # thresholds it was trained with, so re-running gives the same table
         tuned = model.parent / ("model-tuned" if model.name == "model-best" else f"model-tuned-{model.name[6:]}")
+        if scale:
+            tuned = tuned.with_name(f"{tuned.name}-{scale}")
         shutil.copytree(model, tuned, dirs_exist_ok=True)
         model = tuned
         # honest estimate first (k-fold cross-tuning on dev), then tune on all
@@ -111,6 +115,9 @@ def main() -> None:
                    help="Which saved pipelines to score: model-best (default) and/or model-last "
                         "(rows of model-last are named <mode>@last)")
     p.add_argument("--gpu-id", type=int, default=-1, help="GPU for training and scoring (-1: CPU)")
+    p.add_argument("--highlight-scales", nargs="+", default=[""], choices=["absolute", "turn_max"],
+                   help="Score each pipeline with each highlight rule (rows <mode>:<scale>); "
+                        "default: the pipeline's own rule, rows without a suffix")
     p.add_argument("extra", nargs=argparse.REMAINDER, help="extra `spacy train` overrides after --")
     args = p.parse_args()
     extra = [x for x in args.extra if x != "--"]
@@ -128,16 +135,17 @@ def main() -> None:
                 seconds = old[-1]["train_seconds"]
             if args.no_eval:
                 continue
-            for checkpoint in args.checkpoints:
+            for checkpoint, scale in [(c, sc) for c in args.checkpoints for sc in args.highlight_scales]:
                 at = "" if checkpoint == "best" else f"@{checkpoint}"
+                at += f":{scale}" if scale else ""
                 model = out / f"model-{checkpoint}"
                 row_name = f"{mode}{args.tag}{at}_seed{seed}"
                 row = {"name": row_name, "mode": mode + args.tag + at, "seed": seed,
                        "train_seconds": seconds, "steps": args.steps}
                 dev = f"{args.corpus}/dev.spacy"
-                stem = f"modes_{mode}{args.tag}{at.replace('@', '_')}_seed{seed}"
-                row["default"] = evaluate(model, dev, args.metrics / f"{stem}.json", False, args.gpu_id)
-                row["tuned"] = evaluate(model, dev, args.metrics / f"{stem}_tuned.json", True, args.gpu_id)
+                stem = f"modes_{mode}{args.tag}{at.replace('@', '_').replace(':', '_')}_seed{seed}"
+                row["default"] = evaluate(model, dev, args.metrics / f"{stem}.json", False, args.gpu_id, scale)
+                row["tuned"] = evaluate(model, dev, args.metrics / f"{stem}_tuned.json", True, args.gpu_id, scale)
                 results.append(row)
                 previous = [r for r in previous if r.get("name", f"{r['mode']}_seed{r['seed']}") != row_name]
                 store.write_text(json.dumps(previous + results, indent=2))

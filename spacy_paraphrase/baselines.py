@@ -73,6 +73,7 @@ class ParaphraseBaseline(Pipe):
             "cats_key": cats_key,
             "threshold": 0.5,
             "highlight_threshold": 0.5,
+            "highlight_scale": "absolute",
         }
 
     def __call__(self, doc: Doc) -> Doc:
@@ -84,6 +85,7 @@ class ParaphraseBaseline(Pipe):
             cats_key=self.cfg["cats_key"],
             threshold=self.cfg["threshold"],
             highlight_threshold=self.cfg["highlight_threshold"],
+            highlight_scale=self.cfg["highlight_scale"],
         )
         return doc
 

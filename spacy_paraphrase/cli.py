@@ -22,6 +22,7 @@ from wasabi import msg
 from . import thresholds
 from .converters import CONVERTERS, ConversionError
 from .corpus import PairCorpus
+from .paraphrase_spans import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
@@ -109,6 +110,31 @@ def _load(model: str, gpu_id: int):
     return spacy.load(model)
 
 
+def set_highlight_scale(nlp, pipe_name: Optional[str], scale: str) -> None:
+    """Set ``highlight_scale`` (cfg and ``config.cfg``) of a component, or of
+    every component that has one (``pipe_name=None``), for this run; ""
+    keeps the pipeline's own. Exits with an error on an unknown scale or when
+    no component has the setting."""
+    if not scale:
+        return
+    try:
+        check_highlight_scale(scale)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    names = [pipe_name] if pipe_name else nlp.pipe_names
+    names = [n for n in names if "highlight_scale" in getattr(nlp.get_pipe(n), "cfg", {})]
+    if not names:
+        which = f"component {pipe_name!r} has" if pipe_name else "component has"
+        msg.fail(f"No {which} a highlight_scale setting", exits=1)
+    for name in names:
+        nlp.get_pipe(name).cfg["highlight_scale"] = scale
+        nlp.get_pipe_config(name)["highlight_scale"] = scale
+
+
+SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline's own); "
+              "saved with the threshold by --save / --save-to")
+
+
 def _examples(nlp, data: Path) -> List[Example]:
     return list(PairCorpus(data)(nlp))
 
@@ -142,9 +168,12 @@ def evaluate_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all scores to this JSON file"),
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+    highlight_scale: str = typer.Option(
+        "", "--highlight-scale", help="Highlight rule: absolute | turn_max (default: the pipeline's own)"),
 ):
     """Evaluate a pipeline on pair Docs, keeping their turns and word indices."""
     nlp = _load(model, gpu_id)
+    set_highlight_scale(nlp, None, highlight_scale)
     examples = _examples(nlp, data)
     scores = evaluate_pipeline(nlp, examples, batch_size)
     _print_scores(scores)
@@ -197,6 +226,7 @@ def find_threshold_cli(
     start: float = typer.Option(0.05, "--start"),
     end: float = typer.Option(0.95, "--end"),
     n_trials: int = typer.Option(19, "--n-trials", "-n"),
+    highlight_scale: str = typer.Option("", "--highlight-scale", help=SCALE_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
     save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
     save_to: Optional[Path] = typer.Option(None, "--save-to", help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)"),
@@ -205,6 +235,7 @@ def find_threshold_cli(
 ):
     """Tune a threshold of a paraphrase component on pair Docs."""
     nlp = _load(model, gpu_id)
+    set_highlight_scale(nlp, pipe_name, highlight_scale)
     examples = _examples(nlp, data)
     values = [float(v) for v in numpy.linspace(start, end, n_trials)]
     results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
@@ -244,6 +275,8 @@ def cross_tune_cli(
     highlight_scores_key: str = typer.Option(
         "", "--highlight-scores-key",
         help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
+    highlight_scale: str = typer.Option(
+        "", "--highlight-scale", help="Highlight rule to estimate: absolute | turn_max (default: the pipeline's own)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
@@ -251,6 +284,7 @@ def cross_tune_cli(
     """Estimate the scores of tuned thresholds on unseen pairs: tune both
     thresholds on k-1 folds, score the held-out fold, average (repeated)."""
     nlp = _load(model, gpu_id)
+    set_highlight_scale(nlp, pipe_name, highlight_scale)
     pipe = nlp.get_pipe(pipe_name)
     examples = _processed(nlp, _examples(nlp, data), batch_size)
     objectives = {}
@@ -263,6 +297,7 @@ def cross_tune_cli(
         )
     except ValueError as err:
         msg.fail(str(err), exits=1)
+    result["highlight_scale"] = pipe.cfg.get("highlight_scale", "absolute")
     result["objectives"] = {
         key: (scores_key or thresholds.default_objective(pipe_name, key)[0])
         for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))

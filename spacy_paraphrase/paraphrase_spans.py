@@ -4,9 +4,9 @@ Given a pair Doc (``make_pair_doc``), it scores every token with the
 probability of being part of a paraphrase across the two turns and writes:
 
 ``doc.spans[spans_key]`` (default ``"paraphrase"``)
-    Maximal runs of tokens with probability >= ``highlight_threshold``,
-    labelled ``SOURCE`` (first turn) and ``PARAPHRASE`` (second turn), written
-    only when the pair passes ``threshold``. Its ``attrs``:
+    Maximal runs of highlighted tokens (see ``highlight_scale``), labelled
+    ``SOURCE`` (first turn) and ``PARAPHRASE`` (second turn), written only
+    when the pair passes ``threshold``. Its ``attrs``:
 
     - ``"scores"``: one score per span, the mean probability of its tokens.
     - ``"token_probs"``: float32 array of length ``len(doc)``, the probability of
@@ -31,6 +31,21 @@ probability of being part of a paraphrase across the two turns and writes:
     The paper's decision rule as a score: the minimum over the two turns of
     the maximum token probability in that turn. "score >= threshold" means
     "some word in *both* turns reaches the threshold".
+
+Which tokens are highlighted (``highlight_scale``):
+
+``"absolute"`` (default, the paper's rule)
+    every token with probability >= ``highlight_threshold``.
+``"turn_max"``
+    every token with probability >= ``highlight_threshold`` times the highest
+    probability in its turn. A model trained on soft targets (``convert
+    contextdep --mode soft``) estimates the share of *all* annotators who
+    highlight a word, i.e. the pair's paraphrase vote share times the share of
+    the paraphrase-finding annotators; the gold highlight is the latter
+    reaching 0.5. Dividing by the turn's maximum removes the pair's vote share,
+    so one threshold means the same on clear and on contested pairs. The pair
+    score and ``token_probs`` are not affected. A turn whose maximum is 0 (or
+    that has no probability) gets no highlight.
 
 Tokens without wordpieces (whitespace tokens, e.g. those standing for
 ContextDeP's empty words, and tokens the tokenizer maps to nothing) get the
@@ -60,6 +75,7 @@ from .paraphrase_tagger import TokenScores
 
 SOURCE_LABEL = "SOURCE"
 PARAPHRASE_LABEL = "PARAPHRASE"
+HIGHLIGHT_SCALES = ("absolute", "turn_max")
 
 default_model_config = """
 [model]
@@ -95,6 +111,7 @@ DEFAULT_SCORE_WEIGHTS = {
         "cats_key": "PARAPHRASE",
         "threshold": 0.5,
         "highlight_threshold": 0.5,
+        "highlight_scale": "absolute",
         "pair_loss_weight": 0.0,
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
@@ -108,6 +125,7 @@ def make_paraphrase_spans(
     cats_key: str,
     threshold: float,
     highlight_threshold: float,
+    highlight_scale: str,
     pair_loss_weight: float,
     scorer: Optional[Callable],
 ) -> "ParaphraseSpans":
@@ -119,6 +137,7 @@ def make_paraphrase_spans(
         cats_key=cats_key,
         threshold=threshold,
         highlight_threshold=highlight_threshold,
+        highlight_scale=highlight_scale,
         pair_loss_weight=pair_loss_weight,
         scorer=scorer,
     )
@@ -180,11 +199,39 @@ def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
     return min(best)
 
 
-def highlight_runs(doc: Doc, probs: numpy.ndarray, threshold: float) -> List[Span]:
-    """Maximal runs of tokens with probability >= threshold within each turn,
-    labelled SOURCE (first turn) and PARAPHRASE (second turn)."""
-    with numpy.errstate(invalid="ignore"):
-        flags = numpy.nan_to_num(probs, nan=-1.0) >= threshold
+def check_highlight_scale(scale: str) -> str:
+    if scale not in HIGHLIGHT_SCALES:
+        raise ValueError(f"Unknown highlight_scale {scale!r}: choose one of {HIGHLIGHT_SCALES}")
+    return scale
+
+
+def highlight_flags(
+    doc: Doc, probs: numpy.ndarray, threshold: float, scale: str = "absolute"
+) -> numpy.ndarray:
+    """Which tokens of a pair Doc are highlighted (bool per token): probability
+    >= ``threshold`` (``scale="absolute"``), or >= ``threshold`` times the
+    highest probability in the token's turn (``scale="turn_max"``; a turn whose
+    maximum is not > 0 gets nothing). Tokens without probability (NaN) and
+    tokens outside the turns are never highlighted."""
+    check_highlight_scale(scale)
+    p = numpy.nan_to_num(numpy.asarray(probs, dtype="float32"), nan=-1.0)
+    if scale == "absolute":
+        return p >= threshold
+    flags = numpy.zeros((len(doc),), dtype=bool)
+    for turn in get_turns(doc):
+        seg = p[turn.start : turn.end]
+        top = float(seg.max()) if len(seg) else -1.0
+        if top > 0:
+            flags[turn.start : turn.end] = seg >= threshold * top
+    return flags
+
+
+def highlight_runs(
+    doc: Doc, probs: numpy.ndarray, threshold: float, scale: str = "absolute"
+) -> List[Span]:
+    """Maximal runs of highlighted tokens (``highlight_flags``) within each
+    turn, labelled SOURCE (first turn) and PARAPHRASE (second turn)."""
+    flags = highlight_flags(doc, probs, threshold, scale)
     spans: List[Span] = []
     for label, turn in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(doc)):
         spans.extend(runs_to_spans(doc, flags, turn.start, turn.end, label))
@@ -199,12 +246,17 @@ def write_paraphrase_annotations(
     cats_key: str,
     threshold: float,
     highlight_threshold: float,
+    highlight_scale: str = "absolute",
     n_cut: int = 0,
     n_windows: int = 1,
 ) -> None:
     """Write spans, span scores, token probabilities and the pair score."""
     pair_score = pair_score_from_probs(doc, probs)
-    spans = highlight_runs(doc, probs, highlight_threshold) if pair_score >= threshold else []
+    spans = (
+        highlight_runs(doc, probs, highlight_threshold, highlight_scale)
+        if pair_score >= threshold
+        else []
+    )
     group = SpanGroup(doc, name=spans_key, spans=spans)
     group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
     group.attrs["token_probs"] = probs
@@ -269,9 +321,11 @@ class ParaphraseSpans(TrainablePipe):
         cats_key: str = "PARAPHRASE",
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
+        highlight_scale: str = "absolute",
         pair_loss_weight: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
+        check_highlight_scale(highlight_scale)
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -281,6 +335,7 @@ class ParaphraseSpans(TrainablePipe):
             "cats_key": cats_key,
             "threshold": threshold,
             "highlight_threshold": highlight_threshold,
+            "highlight_scale": highlight_scale,
             "pair_loss_weight": pair_loss_weight,
         }
 
@@ -302,6 +357,7 @@ class ParaphraseSpans(TrainablePipe):
                 cats_key=self.cfg["cats_key"],
                 threshold=self.cfg["threshold"],
                 highlight_threshold=self.cfg["highlight_threshold"],
+                highlight_scale=self.cfg.get("highlight_scale", "absolute"),
                 n_cut=int(doc_scores.cut.sum()),
                 n_windows=doc_scores.n_windows,
             )

@@ -10,11 +10,12 @@ Pair classification (positive class = paraphrase; predicted label =
 Highlights, per turn (``first``, ``second``):
     ``jaccard_first`` / ``jaccard_second``: mean word-level intersection over
     union between gold and predicted highlight of that turn, over the pairs
-    where both are non-empty. The predicted highlight is every token with
-    probability >= ``highlight_threshold`` (read from the stored
-    ``token_probs``), whether or not the pair passed ``threshold``.
+    where both are non-empty. The predicted highlight is every token the
+    component's rule highlights (``highlight_threshold`` with
+    ``highlight_scale``, see ``paraphrase_spans.highlight_flags``; read from the
+    stored ``token_probs``), whether or not the pair passed ``threshold``.
     ``jaccard_first_p50`` / ``jaccard_second_p50``: the paper's exact
-    variant, the same with the highlight threshold fixed at 0.5.
+    variant, the same with the highlight threshold fixed at 0.5 (absolute).
     ``jaccard_first_n`` / ``jaccard_second_n``: how many pairs entered each mean.
 
 Tokens: ``token_p``, ``token_r``, ``token_f`` over all tokens of all pairs,
@@ -52,7 +53,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from .pair_doc import get_turns
-from .paraphrase_spans import reference_token_targets, token_probs
+from .paraphrase_spans import highlight_flags, reference_token_targets, token_probs
 
 
 def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy.ndarray]:
@@ -193,6 +194,7 @@ def score_paraphrase_spans(  # noqa: C901
     cats_key: str = "PARAPHRASE",
     threshold: float = 0.5,
     highlight_threshold: float = 0.5,
+    highlight_scale: str = "absolute",
     **kwargs,
 ) -> Dict[str, Optional[float]]:
     """Score predicted pair Docs against reference pair Docs (see module doc)."""
@@ -229,9 +231,8 @@ def score_paraphrase_spans(  # noqa: C901
             shares.append(k / max(n, 1))
         else:
             all_soft = False
-        for suffix, thr in (("", highlight_threshold), ("_p50", 0.5)):
-            with numpy.errstate(invalid="ignore"):
-                hl = numpy.nan_to_num(probs, nan=-1.0) >= thr
+        for suffix, thr, scale in (("", highlight_threshold, highlight_scale), ("_p50", 0.5, "absolute")):
+            hl = highlight_flags(pred_doc, probs, thr, scale)
             for t, turn in zip(("first", "second"), get_turns(pred_doc)):
                 j = _jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
                 if j is not None:

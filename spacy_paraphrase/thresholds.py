@@ -56,7 +56,8 @@ def score_key_objective(key: str) -> Callable[[Dict], float]:
 
 def annotate(docs: Sequence[Doc], cfg: Dict) -> None:
     """Rewrite the paraphrase annotations of processed Docs with ``cfg``'s
-    thresholds (``spans_key``, ``cats_key``, ``threshold``, ``highlight_threshold``)."""
+    thresholds (``spans_key``, ``cats_key``, ``threshold``, ``highlight_threshold``,
+    and ``highlight_scale`` when present)."""
     for doc in docs:
         group = doc.spans[cfg["spans_key"]]
         write_paraphrase_annotations(
@@ -66,6 +67,7 @@ def annotate(docs: Sequence[Doc], cfg: Dict) -> None:
             cats_key=cfg["cats_key"],
             threshold=cfg["threshold"],
             highlight_threshold=cfg["highlight_threshold"],
+            highlight_scale=cfg.get("highlight_scale", "absolute"),
             n_cut=int(group.attrs.get("n_cut_tokens", 0)),
             n_windows=int(group.attrs.get("n_windows", 1)),
         )
@@ -79,6 +81,7 @@ def score_docs(examples: Sequence[Example], cfg: Dict, name: str) -> Dict:
         cats_key=cfg["cats_key"],
         threshold=cfg["threshold"],
         highlight_threshold=cfg["highlight_threshold"],
+        highlight_scale=cfg.get("highlight_scale", "absolute"),
     )
 
 

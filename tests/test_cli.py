@@ -73,6 +73,11 @@ def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep.read_text())
     assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])
+    # the highlight rule can be chosen for one evaluation; an unknown one is an error
+    result = runner.invoke(app, ["evaluate", str(model), str(data), "--highlight-scale", "turn_max"])
+    assert result.exit_code == 0, result.output
+    result = runner.invoke(app, ["evaluate", str(model), str(data), "--highlight-scale", "top"])
+    assert result.exit_code == 1 and "Unknown highlight_scale 'top'" in result.output
 
 
 def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
@@ -92,6 +97,19 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
     bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
     assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
+    # --highlight-scale is used for the sweep and saved with the threshold
+    tuned = tmp_path / "tuned"
+    result = runner.invoke(
+        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "2",
+              "--highlight-scale", "turn_max", "--save-to", str(tuned)]
+    )
+    assert result.exit_code == 0, result.output
+    loaded = spacy.load(tuned)
+    assert loaded.get_pipe("paraphrase_spans").cfg["highlight_scale"] == "turn_max"
+    assert loaded.config["components"]["paraphrase_spans"]["highlight_scale"] == "turn_max"
+    assert spacy.load(model).get_pipe("paraphrase_spans").cfg["highlight_scale"] == "absolute"
+    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--highlight-scale", "max"])
+    assert bad.exit_code == 1 and "Unknown highlight_scale 'max'" in bad.output
 
 
 def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline):
@@ -111,6 +129,10 @@ def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline)
     assert len(payload["chosen"]) == 2
     bad = runner.invoke(app, args + ["--pair-scores-key", "paraphrase_spans_nope"])
     assert bad.exit_code == 1 and "Unknown score" in bad.output
+    assert payload["highlight_scale"] == "absolute"
+    result = runner.invoke(app, args + ["--highlight-scale", "turn_max"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(out.read_text())["highlight_scale"] == "turn_max"
 
 
 def test_threshold_sweep_moves_pair_decisions(trained_pipeline):

@@ -6,7 +6,7 @@ from thinc.api import Adam, fix_random_seed
 
 from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
 from spacy_paraphrase.pair_doc import runs_to_spans
-from spacy_paraphrase.paraphrase_spans import fill_unscored
+from spacy_paraphrase.paraphrase_spans import fill_unscored, highlight_flags, write_paraphrase_annotations
 from spacy_paraphrase.paraphrase_tagger import TokenScores
 
 PAIRS = [
@@ -180,7 +180,43 @@ def test_bare_add_pipe_default_model_documented():
     pipe = nlp.add_pipe("paraphrase_spans")
     cfg = nlp.config["components"]["paraphrase_spans"]
     assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
-    assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5, "pair_loss_weight": 0.0}
+    assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5,
+                        "highlight_scale": "absolute", "pair_loss_weight": 0.0}
+
+
+def test_highlight_scale_turn_max_is_relative_to_each_turn(nlp):
+    doc = make_pair_doc(nlp, ["a", "b", "c"], ["d", "e"])
+    # first turn max 0.4, second 0.8; NaN = cut token (never highlighted)
+    probs = numpy.array([0.4, 0.25, numpy.nan, 0.8, 0.35], dtype="float32")
+    assert highlight_flags(doc, probs, 0.5).tolist() == [False, False, False, True, False]
+    # >= half of the turn's own maximum: 0.25 of 0.4 passes, 0.35 of 0.8 does not
+    assert highlight_flags(doc, probs, 0.5, "turn_max").tolist() == [True, True, False, True, False]
+    # a turn whose maximum is 0 gets nothing, even at threshold 0
+    zero = numpy.array([0.0, 0.0, 0.0, 0.8, 0.4], dtype="float32")
+    assert highlight_flags(doc, zero, 0.0, "turn_max").tolist() == [False, False, False, True, True]
+    with pytest.raises(ValueError, match="highlight_scale"):
+        highlight_flags(doc, probs, 0.5, "relative")
+
+
+def test_highlight_scale_changes_spans_not_probabilities_or_pair_score(nlp):
+    probs = numpy.array([0.4, 0.25, 0.05, 0.8, 0.35], dtype="float32")
+    out = {}
+    for scale in ("absolute", "turn_max"):
+        doc = make_pair_doc(nlp, ["a", "b", "c"], ["d", "e"])
+        write_paraphrase_annotations(doc, probs, spans_key="paraphrase", cats_key="PARAPHRASE",
+                                     threshold=0.3, highlight_threshold=0.5, highlight_scale=scale)
+        out[scale] = doc
+    assert [(s.start, s.end, s.label_) for s in out["absolute"].spans["paraphrase"]] == [(3, 4, "PARAPHRASE")]
+    assert [(s.start, s.end, s.label_) for s in out["turn_max"].spans["paraphrase"]] == [(0, 2, "SOURCE"), (3, 4, "PARAPHRASE")]
+    for doc in out.values():
+        assert doc.cats["PARAPHRASE"] == pytest.approx(0.4)
+        assert numpy.allclose(token_probs(doc), probs)
+
+
+def test_unknown_highlight_scale_is_an_error_at_creation():
+    nlp = spacy.blank("en")
+    with pytest.raises(ValueError, match="turn_max"):
+        nlp.add_pipe("paraphrase_spans", config={"highlight_scale": "max"})
 
 
 def test_cats_key_is_configurable(tiny_bert):

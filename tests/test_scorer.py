@@ -62,6 +62,20 @@ def test_highlight_threshold_moves_jaccard_but_p50_is_fixed(nlp):
     assert at40["x_jaccard_first_p50"] == pytest.approx(0.5)
 
 
+def test_highlight_scale_turn_max_in_the_scorer(nlp):
+    # a contested pair: every probability is low, but the gold words are the
+    # highest of their turns
+    egs = [_pair(nlp, [0.2, 0.12, 0.02, 0.02, 0.3, 0.2, 0.02, 0.02], [1, 1, 0, 0, 1, 1, 0, 0], 1)]
+    absolute = score_paraphrase_spans(egs, name="x", highlight_threshold=0.5)
+    relative = score_paraphrase_spans(egs, name="x", highlight_threshold=0.5, highlight_scale="turn_max")
+    assert absolute["x_jaccard_first_n"] == 0  # nothing reaches 0.5: no Jaccard
+    assert relative["x_jaccard_first"] == pytest.approx(1.0)
+    assert relative["x_jaccard_second"] == pytest.approx(1.0)
+    # the paper's fixed variant and the pair decision do not depend on the scale
+    assert relative["x_jaccard_first_p50"] == absolute["x_jaccard_first_p50"]
+    assert relative["x_pair_acc"] == absolute["x_pair_acc"]
+
+
 def test_no_pairs_with_highlights_gives_zero_and_count(nlp):
     egs = [_pair(nlp, [0.1] * 8, [0] * 8, 0)]
     s = score_paraphrase_spans(egs, name="x")

@@ -5,7 +5,7 @@ from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc, token_probs
 from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
-from spacy_paraphrase.thresholds import annotate, cross_tuned_scores, sweep, tune
+from spacy_paraphrase.thresholds import DEFAULT_VALUES, annotate, cross_tuned_scores, sweep, tune
 
 CFG = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
 NAME = "paraphrase_spans"
@@ -126,3 +126,36 @@ def test_cross_tuning_follows_the_given_objectives():
             examples, CFG, NAME, folds=4, repeats=1,
             objectives={"highlight_threshold": score_key_objective(f"{NAME}_jacard_first")},
         )
+
+
+def test_sweep_and_tune_use_the_highlight_scale_of_cfg():
+    """A clear pair (gold words 0.8, others 0.35) and a contested one (gold
+    words 0.3, others 0.04): no absolute threshold highlights exactly the gold
+    words of both, half of each turn's maximum does."""
+    nlp = spacy.blank("en")
+    examples = []
+    for gold_p, other_p in ((0.8, 0.35), (0.3, 0.04)):
+        ref = make_pair_doc(nlp, ["a", "b", "c"], ["d", "e", "f"])
+        pred = make_pair_doc(nlp, ["a", "b", "c"], ["d", "e", "f"])
+        ref.spans["paraphrase"] = [ref[0:1], ref[3:4]]
+        ref.cats["PARAPHRASE"] = 1.0
+        probs = numpy.array([gold_p, other_p, other_p, gold_p, other_p, other_p], dtype="float32")
+        write_paraphrase_annotations(pred, probs, **CFG)
+        examples.append(Example(pred, ref))
+
+    def mean_jaccard(r):
+        return (r[f"{NAME}_jaccard_first"] + r[f"{NAME}_jaccard_second"]) / 2
+
+    cfg = dict(CFG, threshold=0.1)
+    absolute = sweep(examples, cfg, NAME, "highlight_threshold", DEFAULT_VALUES)
+    relative = sweep(examples, dict(cfg, highlight_scale="turn_max"), NAME, "highlight_threshold", DEFAULT_VALUES)
+    # (the Jaccard skips turns with an empty highlight: compare where both pairs count)
+    both = f"{NAME}_jaccard_first_n"
+    assert max(mean_jaccard(r) for r in absolute if r[both] == 2) < 0.9
+    assert max(mean_jaccard(r) for r in relative if r[both] == 2) == pytest.approx(1.0)
+    best = tune(examples, dict(cfg, highlight_scale="turn_max"), NAME)
+    assert 0.4375 < best["highlight_threshold"] <= 1.0  # 0.35 / 0.8 < t <= 1
+    # annotate writes spans with the scale: only the gold words of both pairs
+    annotate([eg.predicted for eg in examples], dict(cfg, highlight_scale="turn_max", **best))
+    for eg in examples:
+        assert [(s.start, s.end) for s in eg.predicted.spans["paraphrase"]] == [(0, 1), (3, 4)]
