@@ -46,6 +46,9 @@ def collect(work: Path):
             system = REFERENCE if label == "last" else f"{REFERENCE}@best epoch"
             rows.append({"system": system, "seed": result["seed"], "epoch": part["epoch"],
                          **{view: _pick(part[view]) for view, _ in VIEWS}})
+            if "turn_max" in part:  # the same predictions under highlight_scale = "turn_max"
+                rows.append({"system": f"{system}:turn_max", "seed": result["seed"], "epoch": part["epoch"],
+                             **{view: _pick(part["turn_max"][view]) for view, _ in VIEWS}})
     for path in sorted(glob.glob(str(work / "*" / "metrics" / "modes_comparison.json"))):
         rows.extend(_modes_rows(json.loads(Path(path).read_text())))
     return rows

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -118,6 +119,26 @@ def test_seed_study_table_means_spread_and_target(tmp_path):
     assert "HF reference@best epoch" not in check
 
 
+def test_seed_study_table_reads_the_reference_under_turn_max(tmp_path):
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import seed_study_table
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    _write_seed_study(tmp_path)
+    path = tmp_path / "ref_s1" / "metrics" / "hf_reference_seed1.json"
+    ref = json.loads(path.read_text())
+    relative = _seed_study_scores(0.56, 0.30, 0.50)
+    ref["last"]["turn_max"] = {"default": relative, "cross_tuned": relative, "tuned_on_dev": relative}
+    path.write_text(json.dumps(ref))
+    summary = seed_study_table.summarize(seed_study_table.collect(tmp_path))
+    assert summary["HF reference:turn_max"]["seeds"] == [1]
+    assert summary["HF reference:turn_max"]["cross_tuned"]["jaccard_first"]["mean"] == pytest.approx(0.30)
+    # the reference itself is unchanged, and no variant of it is judged against it
+    assert summary["HF reference"]["cross_tuned"]["jaccard_first"]["mean"] == pytest.approx(0.23)
+    assert set(seed_study_table.meets_target(summary)) == {"soft_nopl", "soft_nopl@last"}
+
+
 def test_seed_study_table_cli_renames_and_rereads(tmp_path):
     _write_seed_study(tmp_path / "work")
     script = str(BENCH.parent / "seed_study_table.py")
@@ -168,3 +189,39 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     bad_seeds = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl:five=x"],
                                capture_output=True, text=True, timeout=120)
     assert bad_seeds.returncode != 0 and "OLD:SEEDS=NEW" in bad_seeds.stderr
+
+
+def test_hf_reference_final_scores_under_both_highlight_rules(nlp):
+    """The reference's scoring of one set of dev predictions (no training):
+    the turn_max rule changes only the highlights, never the pair decisions."""
+    sys.path.insert(0, str(BENCH.parent))
+    try:
+        import hf_reference
+    finally:
+        sys.path.remove(str(BENCH.parent))
+    from spacy_paraphrase import make_pair_doc
+
+    rng = numpy.random.default_rng(0)
+    refs, probs = [], []
+    for i in range(8):
+        ref = make_pair_doc(nlp, ["a", "b", "c", "d"], ["e", "f", "g"])
+        ref.spans["paraphrase"] = [ref[1:3], ref[5:6]] if i % 2 == 0 else []
+        ref.cats["PARAPHRASE"] = float(i % 2 == 0)
+        refs.append(ref)
+        scale = 0.9 if i % 4 == 0 else 0.3  # clear and contested pairs
+        p = (0.05 + 0.08 * rng.random(len(ref))).astype("float32")
+        if i % 2 == 0:
+            p[[1, 2, 5]] = scale
+        probs.append(p)
+    cfg = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
+    absolute = hf_reference.final_scores(refs, probs, nlp, cfg)
+    relative = hf_reference.final_scores(refs, probs, nlp, dict(cfg, highlight_scale="turn_max"))
+    for part in (absolute, relative):
+        assert set(part) == {"default", "tuned_on_dev", "tuned_thresholds", "cross_tuned", "cross_tuned_spread"}
+    acc = "paraphrase_spans_pair_acc"
+    assert relative["default"][acc] == absolute["default"][acc]
+    # at 0.5 the contested pairs' gold words (0.3) are missed by the absolute
+    # rule and found by turn_max (0.3 / 0.3 >= 0.5)
+    assert absolute["default"]["paraphrase_spans_jaccard_first_n"] == 2
+    assert relative["default"]["paraphrase_spans_jaccard_first"] == pytest.approx(1.0)
+    assert relative["default"]["paraphrase_spans_jaccard_first_n"] == 4
