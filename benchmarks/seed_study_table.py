@@ -86,15 +86,18 @@ def parse_renames(items):
 
 
 def rename(rows, rules):
-    """Apply parsed renames to the part of a system's name before '@' (so
-    ``OLD@last`` becomes ``NEW@last``); the first matching rule wins."""
+    """Apply parsed renames to the part of a system's name before its first
+    '@' or ':' (so ``OLD@last`` becomes ``NEW@last`` and ``OLD:turn_max``
+    ``NEW:turn_max``); the first matching rule wins."""
     for row in rows:
-        base, at, rest = row["system"].partition("@")
+        name = row["system"]
+        cut = min([i for i in (name.find("@"), name.find(":")) if i >= 0], default=len(name))
+        base, rest = name[:cut], name[cut:]
         for old, seeds, new in rules:
             if base == old and (seeds is None or row["seed"] in seeds):
                 base = new
                 break
-        row["system"] = base + at + rest
+        row["system"] = base + rest
     return rows
 
 
@@ -173,7 +176,7 @@ def main() -> None:
     p.add_argument("--note", default=None,
                    help="free text stored in the JSON (machine, backbone, ...); default: the first stored note")
     p.add_argument("--rename", nargs="*", default=[], metavar="OLD[:SEEDS]=NEW",
-                   help="rename systems (the part before '@'), e.g. runs made before a default changed; "
+                   help="rename systems (the part before '@' or ':'), e.g. runs made before a default changed; "
                         "OLD:5,6=NEW renames only those seeds")
     args = p.parse_args()
     rules = parse_renames(args.rename)

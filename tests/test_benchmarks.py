@@ -167,6 +167,8 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     later = [{"mode": "soft_new", "seed": seed, "default": _seed_study_scores(0.5, 0.2, 0.4),
               "tuned": dict(_seed_study_scores(0.5, 0.2, 0.4), cross_tuned=_seed_study_scores(acc, 0.2, 0.4))}
              for seed, acc in ((0, 0.70), (1, 0.50), (2, 0.60))]
+    later.append({"mode": "soft_new:turn_max", "seed": 2, "default": _seed_study_scores(0.5, 0.2, 0.4),
+                  "tuned": dict(_seed_study_scores(0.5, 0.2, 0.4), cross_tuned=_seed_study_scores(0.6, 0.3, 0.5))})
     later.append({"mode": "soft_nopl", "seed": 1, "default": _seed_study_scores(0.1, 0.1, 0.1),
                   "tuned": dict(_seed_study_scores(0.1, 0.1, 0.1), cross_tuned=_seed_study_scores(0.64, 0.23, 0.49))})
     store = tmp_path / "modes_comparison.json"
@@ -180,6 +182,9 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     assert summary["soft_new"]["seeds"] == [0, 1] and summary["soft_new_fresh"]["seeds"] == [2]
     assert summary["soft_new"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.60)
     assert summary["soft_new_fresh"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.60)
+    # a rename keeps a highlight-rule suffix, as it keeps "@last"
+    assert summary["soft_new_fresh:turn_max"]["seeds"] == [2]
+    assert "soft_new:turn_max" not in summary
     # seed 1 of soft_nopl was rerun: 0.64 replaces 0.60, still two seeds
     assert summary["soft_nopl"]["seeds"] == [0, 1]
     assert summary["soft_nopl"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.63)
