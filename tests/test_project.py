@@ -61,14 +61,19 @@ def test_project_workflow_all(tmp_path, tiny_bert):
     meta = srsly.read_json(next((project / "packages").glob("*/meta.json")))
     assert "research use only" in meta["license"]
     assert any("spacy-paraphrase" in req for req in meta["requirements"])
-    # the shipped pipeline carries the thresholds tuned on dev; model-best keeps 0.5 / 0.5
+    # the shipped pipeline carries the thresholds tuned on dev and the config's
+    # highlight rule; model-best keeps the config's thresholds
     from spacy.util import load_config
 
+    trained_with = load_config(project / "configs" / "contextdep_tiny.cfg")["components"]["paraphrase_spans"]
     tuned = load_config(project / "training" / "contextdep_tiny" / "model-tuned" / "config.cfg")
     best = load_config(project / "training" / "contextdep_tiny" / "model-best" / "config.cfg")
     for key in ("threshold", "highlight_threshold"):
         chosen = srsly.read_json(project / "metrics" / f"contextdep_tiny_{key}.json")["best"]
         assert tuned["components"]["paraphrase_spans"][key] == pytest.approx(chosen)
-        assert best["components"]["paraphrase_spans"][key] == 0.5
+        assert best["components"]["paraphrase_spans"][key] == trained_with[key]
+    assert tuned["components"]["paraphrase_spans"]["highlight_scale"] == trained_with["highlight_scale"]
+    wheel_config = next((project / "packages").glob("*/*/*/config.cfg"))
+    assert load_config(wheel_config)["components"]["paraphrase_spans"]["highlight_scale"] == trained_with["highlight_scale"]
     cross = srsly.read_json(project / "metrics" / "contextdep_tiny_cross_tuned.json")
     assert cross["folds"] * cross["repeats"] == len(cross["chosen"])
