@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from spacy_paraphrase.cli import app, threshold_sweep
 from spacy_paraphrase.corpus import PairCorpus
 
-from test_converter_contextdep import HEADER, row
+from tests.util import HEADER, row
 
 runner = CliRunner()
 

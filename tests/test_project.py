@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import srsly
 
-from test_converter_contextdep import HEADER, row
+from tests.util import HEADER, row
 
 ROOT = Path(__file__).resolve().parents[1]
 

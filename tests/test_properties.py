@@ -7,7 +7,7 @@ from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.alignment import token_pieces
 from spacy_paraphrase.converters import convert_contextdep
 
-from test_converter_contextdep import HEADER
+from tests.util import HEADER
 
 # words without whitespace, tabs or newlines (ContextDeP words are split on " ")
 WORD = st.text(

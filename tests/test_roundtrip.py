@@ -14,8 +14,8 @@ from thinc.api import Adam, fix_random_seed
 from spacy_paraphrase import make_pair_doc, token_probs
 from spacy_paraphrase.converters import convert_contextdep
 
-from test_converter_contextdep import HEADER, row
-from test_paraphrase_spans import make_examples, make_nlp
+from tests.util import HEADER, row
+from tests.util import make_examples, make_nlp
 
 
 def _same_pair_doc(a: Doc, b: Doc, key="paraphrase"):

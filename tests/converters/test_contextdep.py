@@ -3,12 +3,7 @@ import pytest
 
 from spacy_paraphrase.converters import ConversionError, convert_contextdep
 
-HEADER = "QID\tAnnotator\tSession\tIs Paraphrase\tGuest Tokens\tGuest Highlights\tHost Tokens\tHost Highlights\n"
-
-
-def row(qid, ann, label, guest, g_hl, host, h_hl):
-    return f"{qid}\t{ann}\tS\t{label}\t{guest}\t{g_hl}\t{host}\t{h_hl}\n"
-
+from tests.util import HEADER, row
 
 @pytest.fixture
 def tsv(tmp_path):
@@ -117,7 +112,7 @@ def test_skip_bad_counts_rows(tmp_path, nlp):
 
 
 def test_real_dev_file_if_present(nlp):
-    from conftest import DATA_DIR
+    from tests.util import DATA_DIR
 
     path = DATA_DIR / "contextdep" / "dev.tsv"
     if not path.exists():

