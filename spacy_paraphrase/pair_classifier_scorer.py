@@ -34,7 +34,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_paraphrase.scorer import _prf, pair_classification_scores
+from spacy_paraphrase.metrics import pair_classification_scores, prf
 
 
 def reference_targets(doc: Doc, labels: Sequence[str], where: str = "reference Doc") -> numpy.ndarray:
@@ -121,7 +121,7 @@ def score_pair_classifier(
     per_label: Dict[str, Dict[str, float]] = {}
     for j, label in enumerate(labels):
         g, p = gold[:, j], pred[:, j]
-        lp, lr, lf = _prf(float((g & p).sum()), float((~g & p).sum()), float((g & ~p).sum()))
+        lp, lr, lf = prf(float((g & p).sum()), float((~g & p).sum()), float((g & ~p).sum()))
         per_label[label] = {"p": lp, "r": lr, "f": lf}
     scores[f"{name}_macro_f"] = (
         float(numpy.mean([v["f"] for v in per_label.values()])) if per_label else 0.0

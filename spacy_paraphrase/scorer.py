@@ -52,6 +52,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
+from .metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
 from .pair_doc import get_turns
 from .paraphrase_spans import highlight_flags, reference_token_targets, token_probs
 
@@ -81,57 +82,11 @@ def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy
     return bool(pair), words
 
 
-def _prf(tp: float, fp: float, fn: float) -> Tuple[float, float, float]:
-    p = tp / (tp + fp) if tp + fp else 0.0
-    r = tp / (tp + fn) if tp + fn else 0.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f
-
-
-def _jaccard(gold: numpy.ndarray, pred: numpy.ndarray) -> Optional[float]:
-    if not gold.any() or not pred.any():
-        return None
-    inter = float((gold & pred).sum())
-    union = float((gold | pred).sum())
-    return inter / union
-
-
 def _pred_tokens(doc: Doc, spans_key: str) -> numpy.ndarray:
     out = numpy.zeros((len(doc),), dtype=bool)
     for span in doc.spans.get(spans_key, []):
         out[span.start : span.end] = True
     return out
-
-
-def _ranks(x: numpy.ndarray) -> numpy.ndarray:
-    order = numpy.argsort(x, kind="mergesort")
-    ranks = numpy.empty(len(x), dtype="float64")
-    ranks[order] = numpy.arange(len(x), dtype="float64")
-    # average ranks of ties
-    for value in numpy.unique(x):
-        idx = numpy.where(x == value)[0]
-        if len(idx) > 1:
-            ranks[idx] = ranks[idx].mean()
-    return ranks
-
-
-def _pearson(x: numpy.ndarray, y: numpy.ndarray) -> Optional[float]:
-    if len(x) < 2 or x.std() == 0 or y.std() == 0:
-        return None
-    return float(numpy.corrcoef(x, y)[0, 1])
-
-
-def expected_calibration_error(scores: numpy.ndarray, labels: numpy.ndarray, n_bins: int = 10) -> float:
-    """ECE with equal-width bins over [0, 1] (the last bin includes 1.0)."""
-    if len(scores) == 0:
-        return 0.0
-    bins = numpy.minimum((scores * n_bins).astype(int), n_bins - 1)
-    ece = 0.0
-    for b in range(n_bins):
-        sel = bins == b
-        if sel.any():
-            ece += sel.mean() * abs(float(scores[sel].mean()) - float(labels[sel].mean()))
-    return float(ece)
 
 
 def soft_scores(
@@ -161,29 +116,10 @@ def soft_scores(
         out[f"{prefix}_soft_token_brier"] = float(numpy.mean((p - t) ** 2))
     x = numpy.asarray([ps for ps, sh in zip(pair_scores, shares) if sh is not None], dtype="float64")
     y = numpy.asarray([sh for sh in shares if sh is not None], dtype="float64")
-    out[f"{prefix}_soft_pair_pearson"] = _pearson(x, y)
-    out[f"{prefix}_soft_pair_spearman"] = _pearson(_ranks(x), _ranks(y)) if len(x) > 1 else None
+    out[f"{prefix}_soft_pair_pearson"] = pearson(x, y)
+    out[f"{prefix}_soft_pair_spearman"] = spearman(x, y)
     out[f"{prefix}_soft_pair_brier"] = float(numpy.mean((x - y) ** 2)) if len(x) else None
     return out
-
-
-def pair_classification_scores(gold: List[bool], pred: List[bool], prefix: str) -> Dict[str, float]:
-    g = numpy.asarray(gold, dtype=bool)
-    p = numpy.asarray(pred, dtype=bool)
-    tp = float((g & p).sum())
-    fp = float((~g & p).sum())
-    fn = float((g & ~p).sum())
-    tn = float((~g & ~p).sum())
-    pp, pr, pf = _prf(tp, fp, fn)
-    _, _, nf = _prf(tn, fn, fp)
-    n = len(g)
-    return {
-        f"{prefix}_pair_p": pp,
-        f"{prefix}_pair_r": pr,
-        f"{prefix}_pair_f": pf,
-        f"{prefix}_pair_acc": (tp + tn) / n if n else 0.0,
-        f"{prefix}_pair_macro_f": (pf + nf) / 2,
-    }
 
 
 def score_paraphrase_spans(  # noqa: C901
@@ -234,7 +170,7 @@ def score_paraphrase_spans(  # noqa: C901
         for suffix, thr, scale in (("", highlight_threshold, highlight_scale), ("_p50", 0.5, "absolute")):
             hl = highlight_flags(pred_doc, probs, thr, scale)
             for t, turn in zip(("first", "second"), get_turns(pred_doc)):
-                j = _jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
+                j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
                 if j is not None:
                     jacc[t + suffix].append(j)
         pred_words = _pred_tokens(pred_doc, spans_key)
@@ -249,7 +185,7 @@ def score_paraphrase_spans(  # noqa: C901
     if not all_soft:
         shares, soft_p, soft_s = [], [], []
     scores.update(soft_scores(pair_scores, gold_pairs, shares, soft_p, soft_s, name))
-    tp, tr, tf = _prf(tok_tp, tok_fp, tok_fn)
+    tp, tr, tf = prf(tok_tp, tok_fp, tok_fn)
     scores[f"{name}_token_p"] = tp
     scores[f"{name}_token_r"] = tr
     scores[f"{name}_token_f"] = tf
