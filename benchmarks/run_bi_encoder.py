@@ -11,7 +11,7 @@ gradient clipping at 1.0, dropout 0.1 in the backbone. Training order is a
 seeded shuffle each epoch. The project commands ``bi_encoder_multipit`` and
 ``bi_encoder_circa`` run it on exactly the files the pair-aware workflows use:
 
-    python benchmarks/bi_encoder.py corpus/multipit/train.spacy corpus/multipit/dev.spacy \
+    python -m benchmarks.run_bi_encoder corpus/multipit/train.spacy corpus/multipit/dev.spacy \
         --steps 558 --batch-size 16 --positive IS_PARAPHRASE \
         --output benchmarks/results/bi_encoder_multipit.json
 

@@ -12,7 +12,7 @@ and a markdown table ``<out>/modes_comparison.md`` (mean and spread over seeds).
 ``--highlight-scales absolute turn_max`` scores each trained pipeline once per
 highlight rule (rows ``<mode>:<scale>``; the model is not retrained).
 
-    python scripts/compare_modes.py --modes majority all soft --seeds 0 --steps 530
+    python -m benchmarks.run_compare_modes --modes majority all soft --seeds 0 --steps 530
 """
 import argparse
 import json

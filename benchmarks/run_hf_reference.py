@@ -21,7 +21,7 @@ as our ``spacy train`` (model-best), both with thresholds tuned on dev
 ``highlight_scale = "turn_max"`` (``"turn_max"`` inside each result), to show
 what that highlight rule does for the reference.
 
-    python benchmarks/hf_reference.py --output benchmarks/results/hf_reference.json
+    python -m benchmarks.run_hf_reference --output benchmarks/results/hf_reference.json
 """
 import argparse
 import json
@@ -33,13 +33,14 @@ import numpy
 import spacy
 import torch
 
-from bench_speed import _first_piece_index  # same word -> first piece mapping as (b) there
 from spacy_paraphrase.backbones import resolve_model_name
 from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
 from spacy_paraphrase.paraphrase_spans import DEFAULT_SCORE_WEIGHTS, reference_token_targets
 from spacy_paraphrase.thresholds import annotate, cross_tuned_scores, score_docs, tune
 from spacy.training import Example
+
+from .run_speed import first_piece_index  # same word -> first piece mapping as (b) there
 
 NAME = "paraphrase_spans"
 KEY = "paraphrase"
@@ -55,7 +56,7 @@ def encode(tokenizer, rows, max_length):
         [r["words"][0] for r in rows], [r["words"][1] for r in rows],
         is_split_into_words=True, truncation=True, max_length=max_length, padding="longest", return_tensors="pt",
     )
-    first_piece = [_first_piece_index(enc, i, len(r["words"][0]), len(r["words"][1])) for i, r in enumerate(rows)]
+    first_piece = [first_piece_index(enc, i, len(r["words"][0]), len(r["words"][1])) for i, r in enumerate(rows)]
     return enc, first_piece
 
 

@@ -1,12 +1,13 @@
 #!/bin/bash
 # Seed study for the quality target of the performance issue: the paper's recipe as plain HF
-# (benchmarks/hf_reference.py) against our recipes (scripts/compare_modes.py) over several seeds,
-# every run scored with the package's scorer at its config's thresholds, cross-tuned and tuned on dev.
-# Runs are independent processes started PARALLEL at a time (one GPU holds many runs of a small
-# backbone; on CPU keep PARALLEL=1). Then benchmarks/seed_study_table.py summarizes them.
+# (python -m benchmarks.run_hf_reference) against our recipes (python -m benchmarks.run_compare_modes)
+# over several seeds, every run scored with the package's scorer at its config's thresholds,
+# cross-tuned and tuned on dev. Runs are independent processes started PARALLEL at a time (one GPU
+# holds many runs of a small backbone; on CPU keep PARALLEL=1). Then python -m
+# benchmarks.table_seed_study summarizes them. Run it from the repository root.
 #
-#   GPU=0 PARALLEL=16 bash benchmarks/seed_study.sh            # on a GPU machine
-#   GPU=-1 PARALLEL=1 SEEDS="0" SYSTEMS="ref soft" bash benchmarks/seed_study.sh   # CPU, slow
+#   GPU=0 PARALLEL=16 bash benchmarks/run_seed_study.sh            # on a GPU machine
+#   GPU=-1 PARALLEL=1 SEEDS="0" SYSTEMS="ref soft" bash benchmarks/run_seed_study.sh   # CPU, slow
 #
 # Variables: GPU (-1 = CPU), PARALLEL, SEEDS (ours), REF_SEEDS, SYSTEMS, WORK (one folder per run),
 # CORPUS (converted ContextDeP: train_majority.spacy, train_soft.spacy, dev.spacy), OUTPUT (JSON);
@@ -27,7 +28,7 @@ HF="--training.optimizer.learn_rate.initial_rate 5e-5 --training.optimizer.learn
 ABS="--components.paraphrase_spans.highlight_scale absolute --components.paraphrase_spans.threshold 0.5 --components.paraphrase_spans.highlight_threshold 0.5"
 ours() {  # ours NAME SEED MODE STEPS TAG OVERRIDES...
   local name=$1 seed=$2 mode=$3 steps=$4 tag=$5; shift 5
-  echo "${name}_s$seed $PY scripts/compare_modes.py --corpus $CORPUS --modes $mode --seeds $seed --steps $steps --eval-frequency 27 --output $WORK/${name}_s$seed/training --metrics $WORK/${name}_s$seed/metrics --gpu-id $GPU --checkpoints best last --tag $tag -- $*"
+  echo "${name}_s$seed $PY -m benchmarks.run_compare_modes --corpus $CORPUS --modes $mode --seeds $seed --steps $steps --eval-frequency 27 --output $WORK/${name}_s$seed/training --metrics $WORK/${name}_s$seed/metrics --gpu-id $GPU --checkpoints best last --tag $tag -- $*"
 }
 jobs() {
   for s in $SEEDS; do
@@ -46,7 +47,7 @@ jobs() {
   done
   if [[ " $SYSTEMS " == *" ref "* ]]; then
     for s in $REF_SEEDS; do
-      echo "ref_s$s $PY benchmarks/hf_reference.py --gpu-id $GPU --seed $s --epochs $REF_EPOCHS --train $CORPUS/train_majority.spacy --dev $CORPUS/dev.spacy --output $WORK/ref_s$s/metrics/hf_reference_seed$s.json"
+      echo "ref_s$s $PY -m benchmarks.run_hf_reference --gpu-id $GPU --seed $s --epochs $REF_EPOCHS --train $CORPUS/train_majority.spacy --dev $CORPUS/dev.spacy --output $WORK/ref_s$s/metrics/hf_reference_seed$s.json"
     done
   fi
 }
@@ -60,4 +61,4 @@ run_one() {
 export -f run_one; export WORK
 jobs | sed 's/[[:space:]]*$//' | OMP_NUM_THREADS=${OMP_NUM_THREADS:-$([ "$GPU" -ge 0 ] && echo 1 || nproc)} \
   xargs -P "$PARALLEL" -L 1 bash -c 'run_one "$@"' _
-$PY benchmarks/seed_study_table.py "$WORK" --output "$OUTPUT"
+$PY -m benchmarks.table_seed_study "$WORK" --output "$OUTPUT"

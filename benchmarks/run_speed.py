@@ -31,8 +31,8 @@ kept across ``fork``/``exec``); workers report ``VmHWM`` next to it as a check.
 
 Usage::
 
-    python benchmarks/bench_speed.py                 # full benchmark
-    python benchmarks/bench_speed.py --quick --no-data   # seconds-scale smoke run
+    python -m benchmarks.run_speed                 # full benchmark
+    python -m benchmarks.run_speed --quick --no-data   # seconds-scale smoke run
 """
 import argparse
 import datetime
@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 REPO = Path(__file__).resolve().parents[1]
-BENCH = Path(__file__).resolve()
+MODULE = "benchmarks.run_speed"  # workers run as `python -m MODULE --worker ...` from REPO
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "contextdep" / "dev.tsv"
 DEFAULT_CONFIG = REPO / "configs" / "contextdep_cpu.cfg"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -249,7 +249,7 @@ def _hf_encode(tokenizer, batch):
     )
 
 
-def _first_piece_index(enc, i: int, n_first: int, n_second: int):
+def first_piece_index(enc, i: int, n_first: int, n_second: int):
     """For pair i of a batch encoding: per word of each turn, the index of its
     first piece (-1 for words without pieces: empty or cut)."""
     idx = ([-1] * n_first, [-1] * n_second)
@@ -304,7 +304,7 @@ def hf_predict_batch(torch, tokenizer, model, batch):
     probs = torch.softmax(logits, dim=-1)[..., -1].numpy()
     out = []
     for i, p in enumerate(batch):
-        idx1, idx2 = _first_piece_index(enc, i, len(p["first"]), len(p["second"]))
+        idx1, idx2 = first_piece_index(enc, i, len(p["first"]), len(p["second"]))
         turns = []
         for idx in (idx1, idx2):
             idx = numpy.asarray(idx)
@@ -441,7 +441,7 @@ def worker_train_hf(args, pairs):
         enc = _hf_encode(tokenizer, batch)
         labels = torch.full(enc["input_ids"].shape, -100, dtype=torch.long)
         for i, p in enumerate(batch):
-            idx1, idx2 = _first_piece_index(enc, i, len(p["first"]), len(p["second"]))
+            idx1, idx2 = first_piece_index(enc, i, len(p["first"]), len(p["second"]))
             for idx, targets in ((idx1, p["targets_first"]), (idx2, p["targets_second"])):
                 for j, t in zip(idx, targets):
                     if j >= 0:
@@ -589,7 +589,7 @@ class Runner:
              batch_size: int = 1, extra: Optional[List[str]] = None) -> dict:
         self.count += 1
         result = self.tmpdir / f"result_{self.count}.json"
-        cmd = [sys.executable, str(BENCH), "--worker", worker, "--result", str(result),
+        cmd = [sys.executable, "-m", MODULE, "--worker", worker, "--result", str(result),
                "--model", self.args.model, "--config", str(self.args.config),
                "--threads", str(self.args.threads or 0), "--seed", str(self.args.seed),
                "--batch-size", str(batch_size), "--repeats", str(self.args.repeats)]
@@ -665,7 +665,7 @@ def main_parent(args) -> int:
     output.parent.mkdir(parents=True, exist_ok=True)
     load_start = os.getloadavg()
 
-    with tempfile.TemporaryDirectory(prefix="bench_speed_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="run_speed_") as tmp:
         runner = Runner(args, Path(tmp))
         print("Preparing (environment, data) ...", file=sys.stderr)
         prep = runner.call("prepare", extra=(["--data", str(data_path)] if data_path else ["--no-data"]))
@@ -686,7 +686,7 @@ def main_parent(args) -> int:
         B = args.batch_size
 
         results: dict = {
-            "command": "python " + shlex.join(sys.argv),
+            "command": f"python -m {MODULE} " + shlex.join(sys.argv[1:]),
             "cwd": os.getcwd(),
             "created": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": {

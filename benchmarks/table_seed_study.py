@@ -1,19 +1,19 @@
 """Summarize a seed study: the HF reference and our recipes over seeds.
 
-Reads a work directory written by ``benchmarks/seed_study.sh`` (one folder per
+Reads a work directory written by ``benchmarks/run_seed_study.sh`` (one folder per
 run: ``ref_s<seed>/metrics/hf_reference_seed<seed>.json`` from
-``benchmarks/hf_reference.py`` and ``<name>_s<seed>/metrics/modes_comparison.json``
-from ``scripts/compare_modes.py``), or the JSON this script wrote before, and
+``python -m benchmarks.run_hf_reference`` and ``<name>_s<seed>/metrics/modes_comparison.json``
+from ``python -m benchmarks.run_compare_modes``), or the JSON this script wrote before, and
 prints / writes per system and threshold view (0.5 / 0.5, cross-tuned, tuned on
 dev) the mean and sd over seeds of pair accuracy, pair macro-F1 and both
 Jaccards, plus the check of the quality target: which systems reach the
 reference's mean on accuracy and both Jaccards.
 
-    python benchmarks/seed_study_table.py WORK_DIR --output benchmarks/results/seed_study_gpu.json
-    python benchmarks/seed_study_table.py benchmarks/results/seed_study_gpu.json
+    python -m benchmarks.table_seed_study WORK_DIR --output benchmarks/results/seed_study_gpu.json
+    python -m benchmarks.table_seed_study benchmarks/results/seed_study_gpu.json
 
 Several sources are merged (a work directory, a JSON this script wrote, a
-``metrics/modes_comparison.json`` from ``scripts/compare_modes.py``), so runs
+``metrics/modes_comparison.json`` from ``python -m benchmarks.run_compare_modes``), so runs
 collected one at a time join a stored study; a later source's run replaces an
 earlier one of the same system and seed. ``--rename OLD:SEEDS=NEW`` renames
 only some seeds (``soft_x:5,6,7,8,9=soft_x_fresh``: seeds held out from a

@@ -1,4 +1,5 @@
-"""End-to-end smoke test of benchmarks/bench_speed.py in its --quick mode."""
+"""The benchmarks package: run_speed (generated pairs; --quick end to end), table_seed_study,
+run_hf_reference's scoring."""
 import json
 import subprocess
 import sys
@@ -7,26 +8,23 @@ from pathlib import Path
 import numpy
 import pytest
 
+from benchmarks import run_hf_reference, run_speed, table_seed_study
+
 REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / "benchmarks" / "bench_speed.py"
+TABLE_SEED_STUDY = [sys.executable, "-m", "benchmarks.table_seed_study"]  # run from REPO
 
 
 def test_generated_pairs_are_seeded_and_realistic():
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import bench_speed
-    finally:
-        sys.path.remove(str(BENCH.parent))
-    a = bench_speed.generate_pairs(50, seed=3)
-    assert a == bench_speed.generate_pairs(50, seed=3)
-    assert a != bench_speed.generate_pairs(50, seed=4)
+    a = run_speed.generate_pairs(50, seed=3)
+    assert a == run_speed.generate_pairs(50, seed=3)
+    assert a != run_speed.generate_pairs(50, seed=4)
     first = sum(len(p["first"]) for p in a) / len(a)
     second = sum(len(p["second"]) for p in a) / len(a)
     assert 70 <= first <= 110 and 25 <= second <= 45
     for p in a:
         assert len(p["targets_first"]) == len(p["first"])
         assert len(p["targets_second"]) == len(p["second"])
-    fixed = bench_speed._scale_pairs(128, 4, seed=0)
+    fixed = run_speed._scale_pairs(128, 4, seed=0)
     assert all(len(p["first"]) + len(p["second"]) == 128 for p in fixed)
 
 
@@ -34,7 +32,7 @@ def test_generated_pairs_are_seeded_and_realistic():
 def test_quick_benchmark_end_to_end(tmp_path):
     output = tmp_path / "speed.json"
     proc = subprocess.run(
-        [sys.executable, str(BENCH), "--quick", "--no-data", "--output", str(output)],
+        [sys.executable, "-m", "benchmarks.run_speed", "--quick", "--no-data", "--output", str(output)],
         cwd=str(REPO),
         capture_output=True,
         text=True,
@@ -43,7 +41,7 @@ def test_quick_benchmark_end_to_end(tmp_path):
     assert proc.returncode == 0, proc.stderr[-5000:]
     results = json.loads(output.read_text(encoding="utf-8"))
     assert output.with_suffix(".md").exists()
-    assert "bench_speed.py --quick --no-data" in results["command"]
+    assert results["command"].startswith("python -m benchmarks.run_speed --quick --no-data")
     assert results["data"]["source"].startswith("generated")
 
     assert set(results["inference"]) == {"backbone", "hf", "pipeline"}
@@ -79,7 +77,7 @@ def _seed_study_scores(acc, j1, j2):
 
 def _write_seed_study(work: Path):
     """Two reference seeds and two seeds of one of our systems, in the layout
-    benchmarks/seed_study.sh writes."""
+    benchmarks/run_seed_study.sh writes."""
     for seed, (acc, j1, j2) in enumerate([(0.60, 0.24, 0.46), (0.56, 0.22, 0.48)]):
         s = _seed_study_scores(acc, j1, j2)
         ref = {"seed": seed, "last": {"epoch": 8, "default": s, "cross_tuned": s, "tuned_on_dev": s},
@@ -96,20 +94,15 @@ def _write_seed_study(work: Path):
 
 
 def test_seed_study_table_means_spread_and_target(tmp_path):
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import seed_study_table
-    finally:
-        sys.path.remove(str(BENCH.parent))
     _write_seed_study(tmp_path)
-    rows = seed_study_table.collect(tmp_path)
+    rows = table_seed_study.collect(tmp_path)
     assert len(rows) == 8  # 2 reference seeds x (last, best epoch) + 2 seeds x (best, last)
-    summary = seed_study_table.summarize(rows)
+    summary = table_seed_study.summarize(rows)
     ref = summary["HF reference"]["cross_tuned"]
     assert ref["pair_acc"]["mean"] == pytest.approx(0.58)
     assert ref["pair_acc"]["sd"] == pytest.approx(0.0283, abs=1e-4)
     assert summary["soft_nopl"]["seeds"] == [0, 1]
-    check = seed_study_table.meets_target(summary)
+    check = table_seed_study.meets_target(summary)
     # ours: acc 0.61 >= 0.58, J 0.24 >= 0.23, 0.48 >= 0.47 -> meets; @last loses the first Jaccard
     assert check["soft_nopl"]["meets"] is True
     assert check["soft_nopl"]["diff"]["jaccard_first"] == pytest.approx(0.01)
@@ -120,23 +113,18 @@ def test_seed_study_table_means_spread_and_target(tmp_path):
 
 
 def test_seed_study_table_reads_the_reference_under_turn_max(tmp_path):
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import seed_study_table
-    finally:
-        sys.path.remove(str(BENCH.parent))
     _write_seed_study(tmp_path)
     path = tmp_path / "ref_s1" / "metrics" / "hf_reference_seed1.json"
     ref = json.loads(path.read_text())
     relative = _seed_study_scores(0.56, 0.30, 0.50)
     ref["last"]["turn_max"] = {"default": relative, "cross_tuned": relative, "tuned_on_dev": relative}
     path.write_text(json.dumps(ref))
-    summary = seed_study_table.summarize(seed_study_table.collect(tmp_path))
+    summary = table_seed_study.summarize(table_seed_study.collect(tmp_path))
     assert summary["HF reference:turn_max"]["seeds"] == [1]
     assert summary["HF reference:turn_max"]["cross_tuned"]["jaccard_first"]["mean"] == pytest.approx(0.30)
     # the reference itself is unchanged, and no variant of it is judged against it
     assert summary["HF reference"]["cross_tuned"]["jaccard_first"]["mean"] == pytest.approx(0.23)
-    assert set(seed_study_table.meets_target(summary)) == {"soft_nopl", "soft_nopl@last"}
+    assert set(table_seed_study.meets_target(summary)) == {"soft_nopl", "soft_nopl@last"}
 
 
 def test_seed_study_table_judges_a_highlight_rule_like_for_like(tmp_path):
@@ -144,11 +132,6 @@ def test_seed_study_table_judges_a_highlight_rule_like_for_like(tmp_path):
     predictions under turn_max when those exist (and against the paper's rule
     in the main check); systems without a rule suffix, or with a rule the
     reference was not scored under, are not in the like-for-like check."""
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import seed_study_table
-    finally:
-        sys.path.remove(str(BENCH.parent))
     _write_seed_study(tmp_path)
     for seed, j1 in ((0, 0.27), (1, 0.25)):
         path = tmp_path / f"ref_s{seed}" / "metrics" / f"hf_reference_seed{seed}.json"
@@ -161,9 +144,9 @@ def test_seed_study_table_judges_a_highlight_rule_like_for_like(tmp_path):
                                               ("top_frac", _seed_study_scores(0.60, 0.25, 0.52)))]
     (tmp_path / "tm_s0" / "metrics").mkdir(parents=True)
     (tmp_path / "tm_s0" / "metrics" / "modes_comparison.json").write_text(json.dumps(ours))
-    summary = seed_study_table.summarize(seed_study_table.collect(tmp_path))
-    plain = seed_study_table.meets_target(summary)
-    same = seed_study_table.meets_target(summary, same_rule=True)
+    summary = table_seed_study.summarize(table_seed_study.collect(tmp_path))
+    plain = table_seed_study.meets_target(summary)
+    same = table_seed_study.meets_target(summary, same_rule=True)
     # against the paper's rule (0.58 / 0.23 / 0.47): ahead on all three
     assert plain["soft_tm:turn_max"]["meets"] is True
     assert plain["soft_tm:turn_max"]["diff"]["jaccard_first"] == pytest.approx(0.02)
@@ -172,35 +155,35 @@ def test_seed_study_table_judges_a_highlight_rule_like_for_like(tmp_path):
     assert same["soft_tm:turn_max"]["diff"]["jaccard_first"] == pytest.approx(-0.01)
     assert same["soft_tm:turn_max"]["diff"]["jaccard_second"] == pytest.approx(0.02)
     assert same["soft_tm:turn_max"]["meets"] is False
-    text = seed_study_table.table(summary)
+    text = table_seed_study.table(summary)
     assert "Like for like" in text and "| soft_tm:turn_max | +0.020 ± " in text
 
 
 def test_seed_study_table_cli_renames_and_rereads(tmp_path):
     _write_seed_study(tmp_path / "work")
-    script = str(BENCH.parent / "seed_study_table.py")
     out = tmp_path / "study.json"
-    subprocess.run([sys.executable, script, str(tmp_path / "work"), "--output", str(out),
-                    "--rename", "soft_nopl=soft_shipped"], check=True, capture_output=True, timeout=120)
+    subprocess.run([*TABLE_SEED_STUDY, str(tmp_path / "work"), "--output", str(out),
+                    "--rename", "soft_nopl=soft_shipped"], check=True, cwd=REPO, capture_output=True, timeout=120)
     stored = json.loads(out.read_text())
     assert set(stored["target"]) == {"soft_shipped", "soft_shipped@last"}
     assert "| soft_shipped@last |" in out.with_suffix(".md").read_text()
-    again = subprocess.run([sys.executable, script, str(out)], check=True, capture_output=True, text=True, timeout=120)
+    again = subprocess.run([*TABLE_SEED_STUDY, str(out)], check=True, cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
     assert "soft_shipped" in again.stdout and "| yes |" in again.stdout
     assert "| soft_shipped | +0.030 ± 0.022 | +0.010 ± 0.014 | +0.010 ± 0.014 | yes |" in again.stdout
-    empty = subprocess.run([sys.executable, script, str(tmp_path / "nothing")], capture_output=True, text=True, timeout=120)
+    empty = subprocess.run([*TABLE_SEED_STUDY, str(tmp_path / "nothing")], cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
     assert empty.returncode != 0 and "No runs found" in empty.stderr
 
 
 def test_seed_study_table_merges_runs_collected_later(tmp_path):
-    """A stored study plus a compare_modes.py store: the new system's seeds join,
+    """A stored study plus a run_compare_modes store: the new system's seeds join,
     seeds held out from a selection are renamed apart, and a rerun of a stored
     (system, seed) replaces the stored one instead of counting twice."""
     _write_seed_study(tmp_path / "work")
-    script = str(BENCH.parent / "seed_study_table.py")
     study = tmp_path / "study.json"
-    subprocess.run([sys.executable, script, str(tmp_path / "work"), "--output", str(study), "--note", "first"],
-                   check=True, capture_output=True, timeout=120)
+    subprocess.run([*TABLE_SEED_STUDY, str(tmp_path / "work"), "--output", str(study), "--note", "first"],
+                   check=True, cwd=REPO, capture_output=True, timeout=120)
     later = [{"mode": "soft_new", "seed": seed, "default": _seed_study_scores(0.5, 0.2, 0.4),
               "tuned": dict(_seed_study_scores(0.5, 0.2, 0.4), cross_tuned=_seed_study_scores(acc, 0.2, 0.4))}
              for seed, acc in ((0, 0.70), (1, 0.50), (2, 0.60))]
@@ -211,8 +194,8 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     store = tmp_path / "modes_comparison.json"
     store.write_text(json.dumps(later))
     merged = tmp_path / "merged.json"
-    subprocess.run([sys.executable, script, str(study), str(store), "--output", str(merged),
-                    "--rename", "soft_new:2=soft_new_fresh"], check=True, capture_output=True, timeout=120)
+    subprocess.run([*TABLE_SEED_STUDY, str(study), str(store), "--output", str(merged),
+                    "--rename", "soft_new:2=soft_new_fresh"], check=True, cwd=REPO, capture_output=True, timeout=120)
     result = json.loads(merged.read_text())
     assert result["note"] == "first"
     summary = result["summary"]
@@ -225,22 +208,17 @@ def test_seed_study_table_merges_runs_collected_later(tmp_path):
     # seed 1 of soft_nopl was rerun: 0.64 replaces 0.60, still two seeds
     assert summary["soft_nopl"]["seeds"] == [0, 1]
     assert summary["soft_nopl"]["cross_tuned"]["pair_acc"]["mean"] == pytest.approx(0.63)
-    bad = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl"],
-                         capture_output=True, text=True, timeout=120)
+    bad = subprocess.run([*TABLE_SEED_STUDY, str(study), "--rename", "soft_nopl"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "OLD=NEW" in bad.stderr
-    bad_seeds = subprocess.run([sys.executable, script, str(study), "--rename", "soft_nopl:five=x"],
-                               capture_output=True, text=True, timeout=120)
+    bad_seeds = subprocess.run([*TABLE_SEED_STUDY, str(study), "--rename", "soft_nopl:five=x"],
+                               cwd=REPO, capture_output=True, text=True, timeout=120)
     assert bad_seeds.returncode != 0 and "OLD:SEEDS=NEW" in bad_seeds.stderr
 
 
 def test_hf_reference_final_scores_under_both_highlight_rules(nlp):
     """The reference's scoring of one set of dev predictions (no training):
     the turn_max rule changes only the highlights, never the pair decisions."""
-    sys.path.insert(0, str(BENCH.parent))
-    try:
-        import hf_reference
-    finally:
-        sys.path.remove(str(BENCH.parent))
     from spacy_paraphrase import make_pair_doc
 
     rng = numpy.random.default_rng(0)
@@ -256,8 +234,8 @@ def test_hf_reference_final_scores_under_both_highlight_rules(nlp):
             p[[1, 2, 5]] = scale
         probs.append(p)
     cfg = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
-    absolute = hf_reference.final_scores(refs, probs, nlp, cfg)
-    relative = hf_reference.final_scores(refs, probs, nlp, dict(cfg, highlight_scale="turn_max"))
+    absolute = run_hf_reference.final_scores(refs, probs, nlp, cfg)
+    relative = run_hf_reference.final_scores(refs, probs, nlp, dict(cfg, highlight_scale="turn_max"))
     for part in (absolute, relative):
         assert set(part) == {"default", "tuned_on_dev", "tuned_thresholds", "cross_tuned", "cross_tuned_spread"}
     acc = "paraphrase_spans_pair_acc"
