@@ -6,11 +6,8 @@ readers (they are also exposed through entry points, so a config or
 """
 from .pair_doc import PairDocError, get_turns, make_pair_doc, TURNS_KEY
 from . import pair_transformer  # noqa: F401  (registers architectures)
-from . import paraphrase_tagger  # noqa: F401
-from .paraphrase_spans import ParaphraseSpans, token_probs
-from . import scorer  # noqa: F401
+from .spans import ParaphraseSpans, token_probs  # (registers the spans factories, tagger, scorer)
 from . import corpus  # noqa: F401
-from . import baselines  # noqa: F401
 from . import pair_classifier  # noqa: F401
 
 __version__ = "0.1.0"

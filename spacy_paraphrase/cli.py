@@ -19,10 +19,10 @@ from spacy.tokens import DocBin
 from spacy.training import Example
 from wasabi import msg
 
-from . import thresholds
+from .spans import thresholds
 from .converters import CONVERTERS, ConversionError
 from .corpus import PairCorpus
-from .paraphrase_spans import check_highlight_scale
+from .spans.readout import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 

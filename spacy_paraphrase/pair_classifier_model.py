@@ -43,7 +43,7 @@ from spacy_transformers.data_classes import TransformerData
 
 from spacy_paraphrase.pair_doc import get_turns
 from spacy_paraphrase.pair_transformer import check_transformer_output
-from spacy_paraphrase.paraphrase_tagger import _width
+from spacy_paraphrase.spans.model import tok2vec_width
 
 POOLINGS = {"cls": ("cls",), "mean_turns": ("first", "second"), "cls_mean_turns": ("cls", "first", "second")}
 
@@ -99,7 +99,7 @@ def build_pair_classifier(
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = None) -> None:
     tok2vec = model.get_ref("tok2vec")
     tok2vec.initialize(X=X)
-    width = _width(tok2vec)
+    width = tok2vec_width(tok2vec)
     n_in = width * len(POOLINGS[model.attrs["pooling"]])
     model.set_dim("nI", n_in)
     if Y is not None:
@@ -160,7 +160,7 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, Ca
     head = model.get_ref("head")
     pooling = model.attrs["pooling"]
     exclusive = model.attrs["exclusive_classes"]
-    width = _width(tok2vec)
+    width = tok2vec_width(tok2vec)
     n_out = model.get_dim("nO")
     if not docs:
         return ops.alloc2f(0, n_out), lambda d: []

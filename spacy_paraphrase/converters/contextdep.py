@@ -40,7 +40,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import make_pair_doc, runs_to_spans
-from ..paraphrase_spans import PARAPHRASE_LABEL, SOURCE_LABEL
+from ..spans.readout import PARAPHRASE_LABEL, SOURCE_LABEL
 from .common import ConversionError, ConversionReport, read_delimited
 
 COLUMNS = [

@@ -15,8 +15,8 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from .pair_doc import get_turns
-from .paraphrase_spans import write_paraphrase_annotations
+from ..pair_doc import get_turns
+from .readout import write_paraphrase_annotations
 
 KINDS = ("lexical", "always")
 

@@ -23,7 +23,7 @@ from transformers.file_utils import ModelOutput
 from spacy_transformers.align import apply_alignment
 from spacy_transformers.data_classes import TransformerData
 
-from .pair_transformer import check_transformer_output
+from ..pair_transformer import check_transformer_output
 
 
 @dataclass
@@ -65,7 +65,8 @@ def build_paraphrase_tagger(
     return model
 
 
-def _width(tok2vec: Model) -> int:
+def tok2vec_width(tok2vec: Model) -> int:
+    """The output width of a transformer (the first ``nO`` found in it)."""
     for node in tok2vec.walk():
         if node.has_dim("nO") is True:
             return node.get_dim("nO")
@@ -78,7 +79,7 @@ def _width(tok2vec: Model) -> int:
 def init(model: Model, X=None, Y=None) -> None:
     tok2vec = model.get_ref("tok2vec")
     tok2vec.initialize(X=X)
-    width = _width(tok2vec)
+    width = tok2vec_width(tok2vec)
     model.set_dim("nI", width)
     head = model.get_ref("head")
     head.layers[-1].set_dim("nI", width)

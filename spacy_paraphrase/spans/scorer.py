@@ -52,9 +52,33 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from .metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
-from .pair_doc import get_turns
-from .paraphrase_spans import highlight_flags, reference_token_targets, token_probs
+from ..metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
+from ..pair_doc import get_turns
+from .readout import highlight_flags, token_probs
+
+
+def reference_token_targets(doc: Doc, spans_key: str) -> numpy.ndarray:
+    """Per-token training targets in [0, 1] from a reference (gold) Doc."""
+    if spans_key not in doc.spans:
+        raise ValueError(
+            f"The reference Doc has no doc.spans['{spans_key}'] with the gold "
+            "highlights (an empty group means 'no highlight'). Convert data with "
+            "`python -m spacy_paraphrase convert` or set the spans yourself."
+        )
+    group = doc.spans[spans_key]
+    if "token_targets" in group.attrs:
+        targets = numpy.asarray(group.attrs["token_targets"], dtype="float32")
+        if targets.shape != (len(doc),):
+            raise ValueError(
+                f"attrs['token_targets'] has {targets.size} values for a Doc of {len(doc)} tokens."
+            )
+        if numpy.isnan(targets).any() or (targets < 0).any() or (targets > 1).any():
+            raise ValueError("attrs['token_targets'] must hold values in [0, 1].")
+        return targets
+    targets = numpy.zeros((len(doc),), dtype="float32")
+    for span in group:
+        targets[span.start : span.end] = 1.0
+    return targets
 
 
 def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy.ndarray]:

@@ -23,7 +23,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from .paraphrase_spans import token_probs, write_paraphrase_annotations
+from .readout import token_probs, write_paraphrase_annotations
 from .scorer import score_paraphrase_spans
 
 KEYS = ("threshold", "highlight_threshold")

@@ -4,8 +4,8 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc, token_probs
-from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
-from spacy_paraphrase.thresholds import DEFAULT_VALUES, annotate, cross_tuned_scores, sweep, tune
+from spacy_paraphrase.spans.readout import write_paraphrase_annotations
+from spacy_paraphrase.spans.thresholds import DEFAULT_VALUES, annotate, cross_tuned_scores, sweep, tune
 
 CFG = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
 NAME = "paraphrase_spans"
@@ -57,7 +57,7 @@ def test_tune_finds_both_thresholds():
     # the pair score): 0.25-0.35 keep every gold word
     assert 0.2 < best["highlight_threshold"] <= 0.35
     annotate([eg.predicted for eg in examples], dict(CFG, **best))
-    from spacy_paraphrase.thresholds import score_docs
+    from spacy_paraphrase.spans.thresholds import score_docs
 
     scores = score_docs(examples, dict(CFG, **best), NAME)
     assert scores[f"{NAME}_pair_acc"] == 1.0
@@ -72,7 +72,7 @@ def test_cross_tuning_is_honest():
     # noisy scores: in-sample tuning looks better than held-out tuning
     noisy = _examples(n=40, noise=0.25, seed=1)
     in_sample = tune(noisy, CFG, NAME)
-    from spacy_paraphrase.thresholds import score_docs
+    from spacy_paraphrase.spans.thresholds import score_docs
 
     annotate([eg.predicted for eg in noisy], dict(CFG, **in_sample))
     optimistic = score_docs(noisy, dict(CFG, **in_sample), NAME)[f"{NAME}_pair_macro_f"]
@@ -103,7 +103,7 @@ def _turn_calibrated_examples(n=16):
 
 
 def test_cross_tuning_follows_the_given_objectives():
-    from spacy_paraphrase.thresholds import score_key_objective
+    from spacy_paraphrase.spans.thresholds import score_key_objective
 
     examples = _turn_calibrated_examples()
     first = cross_tuned_scores(
