@@ -1,0 +1,296 @@
+"""Dialog corpus readers: ConvoKit, MediaSum-style and chat JSON Lines (here),
+turn tables and pair files (``tables``), format guessing and dispatch.
+
+Every reader streams: it yields one ``Conversation`` at a time and reports
+each malformed record to ``on_problem`` (a ``Problem``: file, line, reason)
+and goes on; without ``on_problem`` the first one raises
+``MalformedRecordError``. Formats and rules: docs/dialog-formats.md.
+"""
+import json
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
+
+from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
+from .sources import (
+    RecordError,
+    as_id,
+    as_order,
+    as_speaker,
+    as_text,
+    iter_json_lines,
+    json_type,
+    read_grouped,
+    read_json_at,
+)
+from .tables import find_pair_columns, read_first_record, read_turn_table
+
+FORMATS = ("convokit", "mediasum", "chat", "turns", "pairs")
+CONVOKIT_UTTERANCES = "utterances.jsonl"
+
+
+def _convokit_file(path: Path) -> Path:
+    if path.is_dir():
+        path = path / CONVOKIT_UTTERANCES
+    if not path.is_file():
+        hint = ""
+        if (path.parent / "utterances.json").exists():
+            hint = " (only utterances.jsonl is read, not utterances.json)"
+        raise DialogFormatError(f"{path}: ConvoKit utterance file not found{hint}")
+    return path
+
+
+def _first_key(record: Dict[str, Any], keys: Sequence[str], what: str) -> Any:
+    for key in keys:
+        if key in record:
+            return record[key]
+    raise RecordError(f"missing field {what!r}")
+
+
+def read_convokit(
+    path, *, by_timestamp: bool = False, on_problem: Optional[OnProblem] = None
+) -> Iterator[Conversation]:
+    """Conversations of a ConvoKit corpus directory (or its ``utterances.jsonl``).
+
+    Fields as ConvoKit's loader reads them: ``id``, ``speaker`` (or ``user``),
+    ``conversation_id`` (or ``root``), ``reply-to`` (or ``reply_to``),
+    ``timestamp``, ``text``, ``meta``. Utterances of a conversation may be
+    anywhere in the file; their order is the file order, or with
+    ``by_timestamp`` the (numeric) timestamp order, ties in file order."""
+    utt_file = _convokit_file(Path(path))
+    report = reporter(on_problem)
+
+    def parse(record, line):
+        if not isinstance(record, dict):
+            raise RecordError(f"expected a JSON object, got {json_type(record)}")
+        utt_id = as_id(_first_key(record, ("id",), "id"), "id")
+        speaker = as_speaker(_first_key(record, ("speaker", "user"), "speaker"))
+        conversation_id = _first_key(record, ("conversation_id", "root"), "conversation_id")
+        conversation_id = as_id(conversation_id, "conversation_id")
+        text = as_text(_first_key(record, ("text",), "text"))
+        reply_to = record.get("reply-to", record.get("reply_to"))
+        reply_to = None if reply_to is None else as_id(reply_to, "reply-to")
+        timestamp = record.get("timestamp")
+        order = as_order(timestamp, "timestamp") if by_timestamp else 0.0
+        meta = record.get("meta") or {}
+        if not isinstance(meta, dict):
+            raise RecordError(f"meta must be an object, got {json_type(meta)}")
+
+        def make(position: int) -> Utterance:
+            return Utterance(utt_id, conversation_id, speaker, text, reply_to=reply_to,
+                             timestamp=timestamp, meta=meta, path=str(utt_file), line=line)
+
+        return conversation_id, order, make
+
+    yield from read_grouped(utt_file, iter_json_lines(utt_file, report), read_json_at, parse, report)
+
+
+def read_convokit_speakers(path, fields: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
+    """Speaker id -> meta from a ConvoKit corpus's ``speakers.json`` (or
+    ``users.json``), for speaker roles; with ``fields``, only those meta
+    fields are kept (less memory on large corpora)."""
+    path = Path(path)
+    folder = path if path.is_dir() else path.parent
+    for name in ("speakers.json", "users.json"):
+        if (folder / name).is_file():
+            break
+    else:
+        raise DialogFormatError(f"{folder}: no speakers.json (or users.json)")
+    with open(folder / name, encoding="utf-8-sig") as fh:
+        try:
+            data = json.load(fh)
+        except json.JSONDecodeError as err:
+            where = f"{folder / name}, line {err.lineno}"
+            raise DialogFormatError(f"{where}: not valid JSON ({err.msg})") from None
+    if not isinstance(data, dict):
+        raise DialogFormatError(f"{folder / name}: expected an object of speakers, got {json_type(data)}")
+    speakers = {}
+    for speaker, entry in data.items():
+        meta = entry.get("meta", entry) if isinstance(entry, dict) else {}
+        meta = meta if isinstance(meta, dict) else {}
+        speakers[speaker] = meta if fields is None else {k: meta[k] for k in fields if k in meta}
+    return speakers
+
+
+def unify_speaker_names(names: Sequence[str]) -> List[str]:
+    """ContextDeP's speaker normalisation within one transcript: a name
+    contained in a longer name of the same transcript becomes that longer
+    name (the last of them by length), e.g. ``PROFFITT`` -> ``STEVE PROFFITT``."""
+    ordered = sorted(names, key=len)
+    unique = {}
+    for i, name in enumerate(ordered):
+        longer = [other for other in ordered[i + 1:] if name in other]
+        if longer:
+            unique[name] = longer[-1]
+    return [unique.get(name, name) for name in names]
+
+
+def _conversation_id(value: Any, fallback: Optional[str], seen: Set[str]) -> str:
+    """The conversation id (``fallback`` if missing/null and allowed), new in the file."""
+    if value is None and fallback is not None:
+        conversation_id = fallback
+    else:
+        conversation_id = as_id(value, "id")
+    if conversation_id in seen:
+        raise RecordError(f"conversation id {conversation_id!r} repeated")
+    return conversation_id
+
+
+def read_mediasum(
+    path, *, unify_names: bool = False, on_problem: Optional[OnProblem] = None
+) -> Iterator[Conversation]:
+    """Conversations of a MediaSum-style JSON Lines file, one per line:
+    ``{id, utt: [...], speaker: [...], ...}`` (parallel lists; the other keys
+    go to the conversation's meta). Utterance i (0-based list index) has id
+    ``{id}-{i}``, as ContextDeP's QIDs, and replies to utterance i-1.
+    ``unify_names`` applies ``unify_speaker_names`` (ContextDeP's turns); the
+    original name is then kept in ``meta["speaker_raw"]`` where it changed."""
+    path = Path(path)
+    report = reporter(on_problem)
+    seen: Set[str] = set()
+    for line, _, _, record in iter_json_lines(path, report):
+        try:
+            if not isinstance(record, dict):
+                raise RecordError(f"expected a JSON object, got {json_type(record)}")
+            conversation_id = _conversation_id(_first_key(record, ("id",), "id"), None, seen)
+            texts, speakers = (_first_key(record, (key,), key) for key in ("utt", "speaker"))
+            for key, value in (("utt", texts), ("speaker", speakers)):
+                if not isinstance(value, list):
+                    raise RecordError(f"{key} must be a list, got {json_type(value)}")
+            if len(texts) != len(speakers):
+                raise RecordError(f"'utt' has {len(texts)} items but 'speaker' has {len(speakers)}")
+        except RecordError as err:
+            report(Problem(str(path), line, str(err)))
+            continue
+        seen.add(conversation_id)
+        names = list(speakers)
+        if unify_names and all(isinstance(name, str) for name in names):
+            names = unify_speaker_names(names)
+        utterances = []
+        for i, (text, speaker) in enumerate(zip(texts, speakers)):
+            try:
+                text = as_text(text, f"utt[{i}]")
+                as_speaker(speaker, f"speaker[{i}]")
+            except RecordError as err:
+                report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
+                continue
+            meta = {"speaker_raw": speaker} if names[i] != speaker else {}
+            reply_to = f"{conversation_id}-{i - 1}" if i else None
+            utterances.append(Utterance(f"{conversation_id}-{i}", conversation_id, str(names[i]), text,
+                                        reply_to=reply_to, meta=meta, path=str(path), line=line))
+        meta = {key: value for key, value in record.items() if key not in ("id", "utt", "speaker")}
+        yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
+
+
+def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conversation]:
+    """Conversations of a chat JSON Lines file, one per line:
+    ``{"id"?: ..., "messages": [{"role", "content", ...}, ...]}``. A missing id
+    is ``{file stem}:{line}``; message i has id ``{conversation}-{i}``, speaker
+    ``role``, text ``content`` and replies to message i-1; other keys go to
+    the meta of the message or conversation."""
+    path = Path(path)
+    report = reporter(on_problem)
+    seen: Set[str] = set()
+    for line, _, _, record in iter_json_lines(path, report):
+        try:
+            if not isinstance(record, dict):
+                raise RecordError(f"expected a JSON object, got {json_type(record)}")
+            conversation_id = _conversation_id(record.get("id"), f"{path.stem}:{line}", seen)
+            messages = _first_key(record, ("messages",), "messages")
+            if not isinstance(messages, list):
+                raise RecordError(f"messages must be a list, got {json_type(messages)}")
+        except RecordError as err:
+            report(Problem(str(path), line, str(err)))
+            continue
+        seen.add(conversation_id)
+        utterances = []
+        for i, message in enumerate(messages):
+            try:
+                if not isinstance(message, dict):
+                    raise RecordError(f"messages[{i}] must be an object, got {json_type(message)}")
+                where = f"messages[{i}]"
+                speaker = as_speaker(_first_key(message, ("role",), f"{where}.role"), f"{where}.role")
+                text = as_text(_first_key(message, ("content",), f"{where}.content"), f"{where}.content")
+            except RecordError as err:
+                report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
+                continue
+            meta = {key: value for key, value in message.items() if key not in ("role", "content")}
+            reply_to = f"{conversation_id}-{i - 1}" if i else None
+            utterances.append(Utterance(f"{conversation_id}-{i}", conversation_id, speaker, text,
+                                        reply_to=reply_to, meta=meta, path=str(path), line=line))
+        meta = {key: value for key, value in record.items() if key not in ("id", "messages")}
+        yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
+
+
+def _unclear(path: Path, why: str) -> DialogFormatError:
+    return DialogFormatError(f"{path}: cannot guess the dialog format ({why}); pass --format "
+                             f"(one of {', '.join(FORMATS)}).")
+
+
+def guess_format(path) -> str:
+    """One of FORMATS from the path and its first record (see the docs);
+    DialogFormatError naming ``--format`` when unclear."""
+    path = Path(path)
+    if path.is_dir():
+        if (path / CONVOKIT_UTTERANCES).is_file():
+            return "convokit"
+        raise _unclear(path, f"a directory without {CONVOKIT_UTTERANCES}")
+    if not path.is_file():
+        raise DialogFormatError(f"{path}: file not found")
+    if path.name == CONVOKIT_UTTERANCES:
+        return "convokit"
+    try:
+        fmt, first = read_first_record(path)
+    except DialogFormatError as err:
+        raise _unclear(path, str(err)) from None
+    if fmt == "jsonl":
+        if not isinstance(first, dict):
+            raise _unclear(path, f"the first record is a {json_type(first)}, not an object")
+        if "utt" in first and "speaker" in first:
+            return "mediasum"
+        if "messages" in first:
+            return "chat"
+        if "conversation_id" in first:
+            return "turns"
+        if find_pair_columns(list(first)):
+            return "pairs"
+        raise _unclear(path, f"first record's keys {sorted(first)[:10]}")
+    if "conversation_id" in first:
+        return "turns"
+    if find_pair_columns(first):
+        return "pairs"
+    raise _unclear(path, f"header {first[:10]}")
+
+
+def read_dialogs(
+    path, fmt: Optional[str] = None, *, on_problem: Optional[OnProblem] = None, **options: Any
+) -> Iterator[Conversation]:
+    """Conversations of ``path`` in format ``fmt`` (guessed when None);
+    ``options`` go to that format's reader. Pair files hold pairs, not
+    dialogs: read them with ``read_turn_pairs`` or ``read_pair_file``."""
+    fmt = fmt or guess_format(path)
+    readers: Mapping[str, Any] = {
+        "convokit": read_convokit,
+        "mediasum": read_mediasum,
+        "chat": read_chat,
+        "turns": read_turn_table,
+    }
+    if fmt not in FORMATS:
+        raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    if fmt == "pairs":
+        raise DialogFormatError(
+            f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs."
+        )
+    return readers[fmt](path, on_problem=on_problem, **options)
+
+
+__all__ = [
+    "FORMATS",
+    "guess_format",
+    "read_chat",
+    "read_convokit",
+    "read_convokit_speakers",
+    "read_dialogs",
+    "read_mediasum",
+    "read_turn_table",
+    "unify_speaker_names",
+]

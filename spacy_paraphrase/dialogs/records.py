@@ -1,0 +1,167 @@
+"""What the dialog readers yield and the pairing builds: utterances,
+conversations, turns, turn pairs, and the problems found on the way.
+
+The formats, the pairing rules and the ``pair_id`` are described in
+``docs/dialog-formats.md``; the annotate record built from a ``TurnPair`` in
+the README ("What the component writes").
+"""
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+SEPARATOR = " "  # between the utterance texts of a merged turn
+
+
+class DialogFormatError(ValueError):
+    """A file cannot be read at all (missing, unknown format, missing columns)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A malformed record: the file, the line where the record starts, why."""
+
+    path: str
+    line: Optional[int]
+    reason: str
+
+    def __str__(self) -> str:
+        where = self.path if self.line is None else f"{self.path}, line {self.line}"
+        return f"{where}: {self.reason}"
+
+
+class MalformedRecordError(DialogFormatError):
+    """Raised for a Problem when the caller passed no ``on_problem`` callback."""
+
+    def __init__(self, problem: Problem):
+        self.problem = problem
+        super().__init__(str(problem))
+
+
+OnProblem = Callable[[Problem], None]
+
+
+def reporter(on_problem: Optional[OnProblem]) -> OnProblem:
+    """The callback itself, or (for None) one that raises MalformedRecordError."""
+    if on_problem is not None:
+        return on_problem
+
+    def strict(problem: Problem) -> None:
+        raise MalformedRecordError(problem)
+
+    return strict
+
+
+class ProblemCollector:
+    """An ``on_problem`` callback that counts every problem and keeps the
+    first ``keep`` of them (so memory stays bounded on a huge corpus)."""
+
+    def __init__(self, keep: int = 1000):
+        self.keep = keep
+        self.count = 0
+        self.problems: List[Problem] = []
+
+    def __call__(self, problem: Problem) -> None:
+        self.count += 1
+        if len(self.problems) < self.keep:
+            self.problems.append(problem)
+
+    def __len__(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """One utterance as read: ``text`` verbatim (not stripped; may be empty)."""
+
+    id: str
+    conversation_id: str
+    speaker: Optional[str]
+    text: str
+    reply_to: Optional[str] = None
+    timestamp: Any = None
+    meta: Dict[str, Any] = field(default_factory=dict)
+    path: Optional[str] = None
+    line: Optional[int] = None
+
+
+@dataclass
+class Conversation:
+    """A conversation id and its utterances in conversation order."""
+
+    id: str
+    utterances: List[Utterance]
+    meta: Dict[str, Any] = field(default_factory=dict)
+    path: Optional[str] = None
+    line: Optional[int] = None
+
+
+class UtteranceSpan(NamedTuple):
+    """Part of a turn span inside one utterance: offsets into its own text."""
+
+    utterance_id: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Consecutive utterances of one speaker; ``text`` is their texts joined by
+    one space, ``offsets[i]`` the (start, end) of utterance i inside ``text``."""
+
+    speaker: Optional[str]
+    text: str
+    utterances: Tuple[Utterance, ...]
+    offsets: Tuple[Tuple[int, int], ...]
+
+    @classmethod
+    def of(cls, utterances: Sequence[Utterance]) -> "Turn":
+        """The turn of these utterances (the speaker is the first one's)."""
+        if not utterances:
+            raise ValueError("a turn needs at least one utterance")
+        offsets = []
+        start = 0
+        for utt in utterances:
+            offsets.append((start, start + len(utt.text)))
+            start += len(utt.text) + len(SEPARATOR)
+        text = SEPARATOR.join(utt.text for utt in utterances)
+        return cls(utterances[0].speaker, text, tuple(utterances), tuple(offsets))
+
+    @property
+    def utterance_ids(self) -> List[str]:
+        return [utt.id for utt in self.utterances]
+
+    def as_dict(self) -> Dict[str, Any]:
+        """``{"speaker", "utterance_ids", "text"}``, as in the annotate record."""
+        return {"speaker": self.speaker, "utterance_ids": self.utterance_ids, "text": self.text}
+
+    def split_span(self, start: int, end: int) -> List[UtteranceSpan]:
+        """The character span ``[start, end)`` of ``text`` as one span per
+        utterance it touches, with offsets into that utterance's own text
+        (``utterance.text[s:e] == text[start:end]`` piecewise); the separators
+        between utterances are left out, empty pieces dropped."""
+        if not 0 <= start <= end <= len(self.text):
+            raise ValueError(f"span [{start}, {end}) is outside the turn text (length {len(self.text)})")
+        starts = [s for s, _ in self.offsets]
+        pieces = []
+        for i in range(max(bisect_right(starts, start) - 1, 0), len(self.offsets)):
+            u_start, u_end = self.offsets[i]
+            if u_start >= end:
+                break
+            lo, hi = max(start, u_start), min(end, u_end)
+            if lo < hi:
+                text = self.utterances[i].text[lo - u_start : hi - u_start]
+                pieces.append(UtteranceSpan(self.utterances[i].id, lo - u_start, hi - u_start, text))
+        return pieces
+
+
+@dataclass(frozen=True)
+class TurnPair:
+    """Two turns of one conversation: ``second`` answers ``first``. ``meta``
+    holds the extra columns of a ready-made pair file (else empty)."""
+
+    pair_id: str
+    conversation_id: str
+    first: Turn
+    second: Turn
+    meta: Dict[str, Any] = field(default_factory=dict)

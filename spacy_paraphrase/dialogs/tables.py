@@ -1,0 +1,230 @@
+"""Tabular dialog files: a flat table of utterances (``turns``) and ready-made
+pair files (``pairs``), as CSV, TSV or JSON Lines. See docs/dialog-formats.md."""
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from .records import (
+    Conversation,
+    DialogFormatError,
+    OnProblem,
+    Problem,
+    Turn,
+    TurnPair,
+    Utterance,
+    reporter,
+)
+from .sources import (
+    RecordError,
+    as_id,
+    as_order,
+    as_speaker,
+    as_text,
+    iter_csv_records,
+    iter_json_lines,
+    json_type,
+    open_binary,
+    quoting_mode,
+    read_csv_at,
+    read_grouped,
+    read_json_at,
+    resolve_delimiter,
+)
+
+# The text columns of pair files found without options (case-insensitive).
+PAIR_COLUMNS = (("sentence1", "sentence2"), ("text1", "text2"), ("#1 String", "#2 String"))
+REPLY_TO_COLUMNS = ("reply_to", "reply-to")
+
+
+def find_pair_columns(names: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """The first of PAIR_COLUMNS present in ``names`` (as spelled there)."""
+    folded = {name.casefold(): name for name in names}
+    for first, second in PAIR_COLUMNS:
+        if first.casefold() in folded and second.casefold() in folded:
+            return folded[first.casefold()], folded[second.casefold()]
+    return None
+
+
+def _header(path: Path, delimiter: str, quoting: int, report: OnProblem):
+    records = iter_csv_records(path, delimiter, quoting, report)
+    try:
+        line, _, _, names = next(records)
+    except StopIteration:
+        raise DialogFormatError(f"{path}: the file is empty (no header)") from None
+    return line, [name.strip() for name in names], records
+
+
+def _missing(path: Path, line: int, needed: Sequence[str], names: Sequence[str], delimiter: str):
+    missing = [name for name in needed if name not in names]
+    if missing:
+        raise DialogFormatError(
+            f"{path}, line {line}: missing column(s) {missing}; found {list(names)!r} "
+            f"(is the delimiter {delimiter!r} right?)"
+        )
+
+
+def _as_object(record: Any) -> Dict[str, Any]:
+    if not isinstance(record, dict):
+        raise RecordError(f"expected a JSON object, got {json_type(record)}")
+    return record
+
+
+def _field(record: Dict[str, Any], name: str) -> Any:
+    if name not in record:
+        raise RecordError(f"missing field {name!r}")
+    return record[name]
+
+
+def read_turn_table(
+    path,
+    *,
+    conversation_column: str = "conversation_id",
+    speaker_column: str = "speaker",
+    text_column: str = "text",
+    id_column: Optional[str] = None,
+    order_column: Optional[str] = None,
+    reply_to_column: Optional[str] = None,
+    delimiter: Optional[str] = None,
+    quoting: str = "minimal",
+    on_problem: Optional[OnProblem] = None,
+) -> Iterator[Conversation]:
+    """Conversations of a table with one utterance per row (CSV, TSV or JSON
+    Lines), rows of a conversation in any order and interleaved with others.
+
+    ``id_column`` defaults to ``id`` when present, else utterance ids are
+    ``{conversation}-{i}`` (i = 0-based position in the conversation);
+    ``order_column`` (numeric, ties kept in file order) defaults to file
+    order; ``reply_to_column`` defaults to ``reply_to`` / ``reply-to`` when
+    present. The other columns go to the utterance's ``meta``."""
+    path = Path(path)
+    report = reporter(on_problem)
+    fmt = resolve_delimiter(path, delimiter)
+    quote = quoting_mode(quoting)
+    required = [conversation_column, speaker_column, text_column] + ([order_column] if order_column else [])
+    if fmt == "jsonl":
+        names: Optional[List[str]] = None
+        records = iter_json_lines(path, report)
+
+        def read_at(fh, start, end):
+            return read_json_at(fh, start, end)
+
+    else:
+        line, names, records = _header(path, fmt, quote, report)
+        _missing(path, line, required + [c for c in (id_column, reply_to_column) if c], names, fmt)
+
+        def read_at(fh, start, end):
+            return read_csv_at(fh, start, end, fmt, quote)
+
+    def parse(record, line):
+        if names is None:
+            row = _as_object(record)
+        else:
+            if len(record) != len(names):
+                raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
+            row = dict(zip(names, record))
+        conversation_id = as_id(_field(row, conversation_column), conversation_column)
+        speaker = as_speaker(_field(row, speaker_column), speaker_column)
+        text = as_text(_field(row, text_column), text_column)
+        order = as_order(_field(row, order_column), order_column) if order_column else 0.0
+        id_name = id_column or ("id" if "id" in row else None)
+        utt_id = as_id(_field(row, id_name), id_name) if id_name else None
+        reply_name = reply_to_column or next((c for c in REPLY_TO_COLUMNS if c in row), None)
+        reply_to = None
+        if reply_name is not None:
+            value = _field(row, reply_name)
+            if value not in (None, ""):
+                reply_to = as_id(value, reply_name)
+        used = {conversation_column, speaker_column, text_column, order_column, id_name, reply_name}
+        meta = {key: value for key, value in row.items() if key not in used}
+
+        def make(position: int) -> Utterance:
+            return Utterance(
+                utt_id if utt_id is not None else f"{conversation_id}-{position}",
+                conversation_id, speaker, text, reply_to=reply_to, meta=meta,
+                path=str(path), line=line,
+            )
+
+        return conversation_id, order, make
+
+    yield from read_grouped(path, records, read_at, parse, report)
+
+
+def read_pair_file(
+    path,
+    *,
+    text1: Optional[str] = None,
+    text2: Optional[str] = None,
+    id_column: Optional[str] = None,
+    delimiter: Optional[str] = None,
+    quoting: str = "minimal",
+    on_problem: Optional[OnProblem] = None,
+) -> Iterator[TurnPair]:
+    """Ready-made pairs, one per row of a CSV / TSV / JSON Lines file.
+
+    ``text1`` / ``text2`` default to the first of PAIR_COLUMNS present (e.g.
+    ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value, else
+    ``{file stem}:{line}``; the utterance ids are ``{pair id}-0`` and
+    ``{pair id}-1``; speakers are None; the other columns go to ``meta``.
+    Texts are kept verbatim (an empty text is not dropped)."""
+    path = Path(path)
+    report = reporter(on_problem)
+    fmt = resolve_delimiter(path, delimiter)
+    quote = quoting_mode(quoting)
+    if fmt == "jsonl":
+        names: Optional[List[str]] = None
+        records = iter_json_lines(path, report)
+    else:
+        line, names, records = _header(path, fmt, quote, report)
+    columns = (text1, text2) if text1 and text2 else None
+    if names is not None:
+        columns = columns or find_pair_columns(names)
+        if columns is None:
+            raise DialogFormatError(
+                f"{path}: no pair text columns (looked for {[list(c) for c in PAIR_COLUMNS]}); "
+                f"found {names!r}: pass text1 and text2"
+            )
+        _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
+    seen = set()
+    for line, _, _, record in records:
+        try:
+            if names is None:
+                row = _as_object(record)
+                columns = columns or find_pair_columns(list(row))
+                if columns is None:
+                    raise RecordError(f"no pair text fields (looked for {[list(c) for c in PAIR_COLUMNS]})")
+            else:
+                if len(record) != len(names):
+                    raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
+                row = dict(zip(names, record))
+            first = as_text(_field(row, columns[0]), columns[0])
+            second = as_text(_field(row, columns[1]), columns[1])
+            pair_id = as_id(_field(row, id_column), id_column) if id_column else f"{path.stem}:{line}"
+            if pair_id in seen:
+                raise RecordError(f"pair id {pair_id!r} repeated")
+        except RecordError as err:
+            report(Problem(str(path), line, str(err)))
+            continue
+        seen.add(pair_id)
+        meta = {key: value for key, value in row.items() if key not in (*columns, id_column)}
+        utterances = [
+            Utterance(f"{pair_id}-{i}", pair_id, None, text, path=str(path), line=line)
+            for i, text in enumerate((first, second))
+        ]
+        yield TurnPair(pair_id, pair_id, Turn.of(utterances[:1]), Turn.of(utterances[1:]), meta=meta)
+
+
+def read_first_record(path: Path) -> Tuple[str, Any]:
+    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
+    table file, for format guessing; DialogFormatError if unreadable."""
+    fmt = resolve_delimiter(path, None)
+    open_binary(path).close()
+
+    def fail(problem: Problem) -> None:
+        raise DialogFormatError(str(problem))
+
+    if fmt == "jsonl":
+        for _, _, _, value in iter_json_lines(path, fail):
+            return fmt, value
+    else:
+        for _, _, _, row in iter_csv_records(path, fmt, quoting_mode("minimal"), fail):
+            return fmt, [name.strip() for name in row]
+    raise DialogFormatError(f"{path}: the file is empty")
