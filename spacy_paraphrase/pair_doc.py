@@ -72,14 +72,22 @@ def words_to_doc(vocab: Vocab, words: Sequence[str], which: str = "given") -> Do
     return doc
 
 
+def check_turn_text(text: str, which: str = "given") -> None:
+    """Raise PairDocError when ``make_pair_doc`` would reject this turn text:
+    empty, whitespace only, or not valid Unicode (lone surrogates)."""
+    if not isinstance(text, str):
+        raise PairDocError(f"The {which} turn text must be a string, got {type(text).__name__}.")
+    if not text.strip():
+        raise PairDocError(
+            f"The {which} turn is empty or whitespace only ({text!r}); a pair needs "
+            "text in both turns. Filter such pairs out before calling make_pair_doc."
+        )
+    _check_encodable(text, which)
+
+
 def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
     if isinstance(turn, str):
-        if not turn.strip():
-            raise PairDocError(
-                f"The {which} turn is empty or whitespace only ({turn!r}); a pair needs "
-                "text in both turns. Filter such pairs out before calling make_pair_doc."
-            )
-        _check_encodable(turn, which)
+        check_turn_text(turn, which)
         return nlp.make_doc(turn)
     if isinstance(turn, Doc):
         if not turn.text.strip():

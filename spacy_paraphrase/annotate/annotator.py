@@ -1,0 +1,85 @@
+"""Load a pipeline once and turn validated rows (``records.pair_row``) into
+annotate records: the piece both engines (local and Ray) run per batch."""
+from typing import Any, Dict, List, Mapping
+
+import spacy
+from spacy.language import Language
+from spacy.tokens import Doc
+
+from ..pair_doc import make_pair_doc
+from ..spans.readout import Readout
+from .records import make_record, turn_speakers
+
+
+def find_readout(nlp: Language) -> Readout:
+    """The readout (spans_key, cats_key, threshold) of the pipeline's first
+    component that writes paraphrase spans; ValueError when there is none."""
+    for name, pipe in nlp.pipeline:
+        readout = getattr(pipe, "readout", None)
+        if isinstance(readout, Readout):
+            return readout
+    raise ValueError(
+        f"The pipeline has no paraphrase_spans component (components: {nlp.pipe_names}); "
+        "annotate needs a pipeline trained with spacy-paraphrase."
+    )
+
+
+def load_pipeline(model: str, gpu_id: int = -1) -> Language:
+    """``spacy.load(model)``, on GPU ``gpu_id`` when it is >= 0 (required then)."""
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    return spacy.load(model)
+
+
+class PairAnnotator:
+    """A loaded pipeline plus the settings of one annotate run."""
+
+    def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        self.model = model
+        self.batch_size = batch_size
+        self.with_probs = with_probs
+        self.gpu_id = gpu_id
+        self.nlp = load_pipeline(model, gpu_id)
+        readout = find_readout(self.nlp)
+        self.spans_key = readout.spans_key
+        self.cats_key = readout.cats_key
+        self.threshold = float(readout.threshold)
+
+    def make_doc(self, row: Mapping[str, Any]) -> Doc:
+        """The pair Doc of a validated row (``records.invalid_reason`` is None)."""
+        return make_pair_doc(
+            self.nlp,
+            row["first"]["text"],
+            row["second"]["text"],
+            speakers=turn_speakers(row),
+            pair_id=str(row["pair_id"]),
+        )
+
+    def make_record(self, doc: Doc, row: Mapping[str, Any]) -> Dict[str, Any]:
+        """The record of a processed Doc under this run's settings."""
+        return make_record(
+            doc,
+            row,
+            with_probs=self.with_probs,
+            spans_key=self.spans_key,
+            cats_key=self.cats_key,
+            threshold=self.threshold,
+        )
+
+    def annotate(self, rows: List[Mapping[str, Any]]) -> List[Dict[str, Any]]:
+        """Records for validated rows, in the rows' order (the pipeline sees
+        them sorted by length, so batches hold pairs of similar length)."""
+        rows = list(rows)
+        order = sorted(range(len(rows)), key=lambda i: row_length(rows[i]))
+        docs = (self.make_doc(rows[i]) for i in order)
+        records: List[Dict[str, Any]] = [{} for _ in rows]
+        for i, doc in zip(order, self.nlp.pipe(docs, batch_size=self.batch_size)):
+            records[i] = self.make_record(doc, rows[i])
+        return records
+
+
+def row_length(row: Mapping[str, Any]) -> int:
+    """The sort key for batching: characters of both turns."""
+    return len(row["first"]["text"]) + len(row["second"]["text"])
