@@ -9,7 +9,8 @@ batch 16, learning rate 5e-5, 8 epochs. A pair is a paraphrase when some word
 of *both* turns reaches the pair threshold (the paper's rule: min over turns
 of the max word probability); words at or above the highlight threshold are
 highlighted. Words without a piece (ContextDeP's empty words) get no
-probability.
+probability. The model, the word -> first piece mapping and the prediction
+are ``benchmarks.hf_token_reference``'s, shared with ``run_speed``.
 
 The predictions are written into pair Docs and scored by this package's
 scorer, so the numbers are directly comparable with ``spacy_paraphrase
@@ -17,7 +18,7 @@ evaluate``. Reported: after the last epoch at the paper's thresholds
 (0.5 / 0.5: the recipe), the epoch chosen on dev with the same score weights
 as our ``spacy train`` (model-best), both with thresholds tuned on dev
 (optimistic) and the k-fold cross-tuned estimate (honest; see
-``spacy_paraphrase.thresholds``). The same predictions are also scored with
+``spacy_paraphrase.spans.thresholds``). The same predictions are also scored with
 ``highlight_scale = "turn_max"`` (``"turn_max"`` inside each result), to show
 what that highlight rule does for the reference.
 
@@ -36,11 +37,12 @@ import torch
 from spacy_paraphrase.backbones import resolve_model_name
 from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
-from spacy_paraphrase.paraphrase_spans import DEFAULT_SCORE_WEIGHTS, reference_token_targets
-from spacy_paraphrase.thresholds import annotate, cross_tuned_scores, score_docs, tune
+from spacy_paraphrase.spans.component import DEFAULT_SCORE_WEIGHTS
+from spacy_paraphrase.spans.scorer import reference_token_targets
+from spacy_paraphrase.spans.thresholds import annotate, cross_tuned_scores, score_docs, tune
 from spacy.training import Example
 
-from .run_speed import first_piece_index  # same word -> first piece mapping as (b) there
+from . import hf_token_reference as hf
 
 NAME = "paraphrase_spans"
 KEY = "paraphrase"
@@ -51,41 +53,16 @@ def words_of(doc):
     return [["" if t.is_space else t.text for t in turn] for turn in get_turns(doc)]
 
 
-def encode(tokenizer, rows, max_length):
-    enc = tokenizer(
-        [r["words"][0] for r in rows], [r["words"][1] for r in rows],
-        is_split_into_words=True, truncation=True, max_length=max_length, padding="longest", return_tensors="pt",
-    )
-    first_piece = [first_piece_index(enc, i, len(r["words"][0]), len(r["words"][1])) for i, r in enumerate(rows)]
-    return enc, first_piece
-
-
-def labels_for(enc, first_piece, rows):
-    labels = torch.full(enc["input_ids"].shape, -100, dtype=torch.long)
-    for i, r in enumerate(rows):
-        for idx, targets in zip(first_piece[i], r["targets"]):
-            for j, t in zip(idx, targets):
-                if j >= 0:
-                    labels[i, j] = int(t >= 0.5)
-    return labels
-
-
 def predict(model, tokenizer, rows, max_length, batch_size=16, device="cpu"):
+    """Word probabilities of each dev pair (both turns concatenated, NaN for
+    words without a piece)."""
     model.eval()
     out = []
     with torch.inference_mode():
         for k in range(0, len(rows), batch_size):
-            batch = rows[k : k + batch_size]
-            enc, first_piece = encode(tokenizer, batch, max_length)
-            probs = torch.softmax(model(**enc.to(device)).logits, dim=-1)[..., 1].float().cpu().numpy()
-            for i, r in enumerate(batch):
-                turns = []
-                for idx in first_piece[i]:
-                    idx = numpy.asarray(idx)
-                    w = numpy.full(len(idx), numpy.nan, dtype="float32")
-                    w[idx >= 0] = probs[i, idx[idx >= 0]]
-                    turns.append(w)
-                out.append(numpy.concatenate(turns))
+            batch = [r["words"] for r in rows[k : k + batch_size]]
+            turns = hf.predict_batch(tokenizer, model, batch, max_length, device)
+            out.extend(numpy.concatenate(pair) for pair in turns)
     model.train()
     return out
 
@@ -134,8 +111,6 @@ def main() -> None:
     p.add_argument("--gpu-id", type=int, default=-1, help="CUDA device to train and predict on (-1: CPU)")
     args = p.parse_args()
     device = torch.device("cpu" if args.gpu_id < 0 else f"cuda:{args.gpu_id}")
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
-
     random.seed(args.seed)
     numpy.random.seed(args.seed)
     torch.manual_seed(args.seed)
@@ -153,8 +128,8 @@ def main() -> None:
 
     train, dev = rows_of(train_refs), rows_of(dev_refs)
     source = resolve_model_name(args.model)
-    tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True)
-    model = AutoModelForTokenClassification.from_pretrained(source, num_labels=2).to(device)
+    tokenizer, model = hf.load(source)
+    model = model.to(device)
     model.train()
     steps_per_epoch = (len(train) + args.batch_size - 1) // args.batch_size
     total = steps_per_epoch * args.epochs
@@ -172,8 +147,8 @@ def main() -> None:
         losses = []
         for k in range(0, len(order), args.batch_size):
             rows = [train[i] for i in order[k : k + args.batch_size]]
-            enc, first_piece = encode(tokenizer, rows, args.max_length)
-            labels = labels_for(enc, first_piece, rows).to(device)
+            enc, first_pieces = hf.encode(tokenizer, [r["words"] for r in rows], args.max_length)
+            labels = hf.labels(enc, first_pieces, [r["targets"] for r in rows]).to(device)
             loss = model(**enc.to(device), labels=labels).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -9,7 +9,8 @@ inference (pairs/s, words/s, RSS after loading, before and at the peak of the ru
         pre-padded batches under ``torch.inference_mode()`` (the limit);
     (b) ``hf``: ``AutoModelForTokenClassification`` doing the whole job
         (tokenize the word lists as a pair, forward, softmax, first piece of
-        each word back to the word via ``word_ids()``, pair score);
+        each word back to the word via ``word_ids()``, pair score), as in
+        ``benchmarks.hf_token_reference``;
     (c) ``pipeline``: ``nlp.pipe(pair_docs, batch_size=B)`` with the pipeline
         of ``configs/contextdep_cpu.cfg`` (untrained head); the pair Docs are
         built with ``make_pair_doc`` beforehand and that time is reported on
@@ -238,35 +239,16 @@ def _infer_result(pairs, batch_size, wall, cpu, mem_load, mem_before, extra=None
     return out
 
 
-def _hf_encode(tokenizer, batch):
-    return tokenizer(
-        [p["first"] for p in batch],
-        [p["second"] for p in batch],
-        is_split_into_words=True,
-        truncation=True,
-        padding="longest",
-        return_tensors="pt",
-    )
-
-
-def first_piece_index(enc, i: int, n_first: int, n_second: int):
-    """For pair i of a batch encoding: per word of each turn, the index of its
-    first piece (-1 for words without pieces: empty or cut)."""
-    idx = ([-1] * n_first, [-1] * n_second)
-    prev = None
-    for j, (w, s) in enumerate(zip(enc.word_ids(i), enc.sequence_ids(i))):
-        if w is None or s is None:
-            prev = None
-            continue
-        if (s, w) != prev:
-            idx[s][w] = j
-            prev = (s, w)
-    return idx
+def _word_pairs(pairs):
+    """The (first words, second words) of each pair, as hf_token_reference takes them."""
+    return [(p["first"], p["second"]) for p in pairs]
 
 
 def worker_infer_backbone(args, pairs):
     torch = _setup_torch(args.threads)
     from transformers import AutoModel, AutoTokenizer
+
+    from . import hf_token_reference as hf
 
     source = _source(args)
     (tokenizer, model), load_s, _ = _timed(
@@ -274,7 +256,9 @@ def worker_infer_backbone(args, pairs):
     )
     model.eval()
     mem_load = memory_now()
-    inputs, prep_s, _ = _timed(lambda: [dict(_hf_encode(tokenizer, b)) for b in batches(pairs, args.batch_size)])
+    inputs, prep_s, _ = _timed(
+        lambda: [dict(hf.tokenize(tokenizer, b)) for b in batches(_word_pairs(pairs), args.batch_size)]
+    )
     n_pieces = sum(int(x["attention_mask"].sum()) for x in inputs)
     n_padded = sum(int(x["input_ids"].numel()) for x in inputs)
 
@@ -293,52 +277,32 @@ def worker_infer_backbone(args, pairs):
     )
 
 
-def hf_predict_batch(torch, tokenizer, model, batch):
-    """The whole job of a plain HF token classifier for one batch: word
-    probabilities of both turns and the pair score (min over turns of the max
-    word probability)."""
-    import numpy
-
-    enc = _hf_encode(tokenizer, batch)
-    logits = model(**enc).logits
-    probs = torch.softmax(logits, dim=-1)[..., -1].numpy()
+def hf_predict_batch(hf, tokenizer, model, batch):
+    """The whole job of the plain HF token classifier for one batch: word
+    probabilities of both turns and the pair score."""
     out = []
-    for i, p in enumerate(batch):
-        idx1, idx2 = first_piece_index(enc, i, len(p["first"]), len(p["second"]))
-        turns = []
-        for idx in (idx1, idx2):
-            idx = numpy.asarray(idx)
-            w = numpy.full(len(idx), numpy.nan, dtype="float32")
-            has = idx >= 0
-            w[has] = probs[i, idx[has]]
-            turns.append(w)
-        score = min(float(numpy.max(t[~numpy.isnan(t)])) if (~numpy.isnan(t)).any() else 0.0 for t in turns)
-        out.append((turns[0], turns[1], score))
+    for first, second in hf.predict_batch(tokenizer, model, batch):
+        out.append((first, second, hf.pair_score((first, second))))
     return out
 
 
 def worker_infer_hf(args, pairs):
     torch = _setup_torch(args.threads)
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from . import hf_token_reference as hf
 
     source = _source(args)
-    (tokenizer, model), load_s, _ = _timed(
-        lambda: (
-            AutoTokenizer.from_pretrained(source, use_fast=True),
-            AutoModelForTokenClassification.from_pretrained(source, num_labels=2),
-        )
-    )
+    (tokenizer, model), load_s, _ = _timed(lambda: hf.load(source))
     model.eval()
     mem_load = memory_now()
-    groups = batches(pairs, args.batch_size)
+    groups = batches(_word_pairs(pairs), args.batch_size)
     results = []
 
     def run():
         for b in groups:
-            results.extend(hf_predict_batch(torch, tokenizer, model, b))
+            results.extend(hf_predict_batch(hf, tokenizer, model, b))
 
     with torch.inference_mode():
-        hf_predict_batch(torch, tokenizer, model, groups[0])  # warm-up
+        hf_predict_batch(hf, tokenizer, model, groups[0])  # warm-up
         mem_before = memory_now()
         wall, cpu, walls = _repeat(args, run, setup=results.clear)
     assert len(results) == len(pairs)
@@ -423,30 +387,19 @@ def _train_result(pairs, batch_size, wall, cpu, mem_load, mem_before, losses, ex
 
 def worker_train_hf(args, pairs):
     torch = _setup_torch(args.threads)
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    from . import hf_token_reference as hf
 
     torch.manual_seed(args.seed)
     source = _source(args)
-    (tokenizer, model), load_s, _ = _timed(
-        lambda: (
-            AutoTokenizer.from_pretrained(source, use_fast=True),
-            AutoModelForTokenClassification.from_pretrained(source, num_labels=2),
-        )
-    )
+    (tokenizer, model), load_s, _ = _timed(lambda: hf.load(source))
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
     mem_load = memory_now()
 
     def encode(batch):
-        enc = _hf_encode(tokenizer, batch)
-        labels = torch.full(enc["input_ids"].shape, -100, dtype=torch.long)
-        for i, p in enumerate(batch):
-            idx1, idx2 = first_piece_index(enc, i, len(p["first"]), len(p["second"]))
-            for idx, targets in ((idx1, p["targets_first"]), (idx2, p["targets_second"])):
-                for j, t in zip(idx, targets):
-                    if j >= 0:
-                        labels[i, j] = int(t >= 0.5)
-        enc["labels"] = labels
+        enc, first_pieces = hf.encode(tokenizer, _word_pairs(batch))
+        targets = [(p["targets_first"], p["targets_second"]) for p in batch]
+        enc["labels"] = hf.labels(enc, first_pieces, targets)
         return dict(enc)
 
     # Like datasets.map + a padding collator: tokenized once, before the epochs.
