@@ -5,7 +5,9 @@ from .model import TokenScores, build_paraphrase_tagger, tok2vec_width
 from .readout import (
     HIGHLIGHT_SCALES,
     PARAPHRASE_LABEL,
+    READOUT_KEYS,
     SOURCE_LABEL,
+    Readout,
     check_highlight_scale,
     fill_unscored,
     highlight_flags,
@@ -23,6 +25,8 @@ __all__ = [
     "TokenScores",
     "build_paraphrase_tagger",
     "tok2vec_width",
+    "Readout",
+    "READOUT_KEYS",
     "HIGHLIGHT_SCALES",
     "PARAPHRASE_LABEL",
     "SOURCE_LABEL",

@@ -16,7 +16,7 @@ from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
-from .readout import write_paraphrase_annotations
+from .readout import Readout
 
 KINDS = ("lexical", "always")
 
@@ -68,25 +68,17 @@ class ParaphraseBaseline(Pipe):
         self.kind = kind
         self.stop_words = set(nlp.Defaults.stop_words)
         self.scorer = scorer
-        self.cfg = {
-            "spans_key": spans_key,
-            "cats_key": cats_key,
-            "threshold": 0.5,
-            "highlight_threshold": 0.5,
-            "highlight_scale": "absolute",
-        }
+        # the paper's rule (the Readout defaults): threshold and highlight
+        # threshold 0.5, absolute scale
+        self.cfg = Readout(spans_key=spans_key, cats_key=cats_key).to_cfg()
+
+    @property
+    def readout(self) -> Readout:
+        """The readout of ``cfg`` (read on every call, like the component's)."""
+        return Readout.from_cfg(self.cfg)
 
     def __call__(self, doc: Doc) -> Doc:
-        probs = baseline_probs(doc, self.kind, self.stop_words)
-        write_paraphrase_annotations(
-            doc,
-            probs,
-            spans_key=self.cfg["spans_key"],
-            cats_key=self.cfg["cats_key"],
-            threshold=self.cfg["threshold"],
-            highlight_threshold=self.cfg["highlight_threshold"],
-            highlight_scale=self.cfg["highlight_scale"],
-        )
+        self.readout.annotate(doc, baseline_probs(doc, self.kind, self.stop_words))
         return doc
 
     def score(self, examples, **kwargs):

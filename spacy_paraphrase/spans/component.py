@@ -71,13 +71,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..pair_doc import get_turns, is_pair_doc
 from .model import TokenScores
-from .readout import (
-    PARAPHRASE_LABEL,
-    SOURCE_LABEL,
-    check_highlight_scale,
-    fill_unscored,
-    write_paraphrase_annotations,
-)
+from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
 from .scorer import reference_token_targets
 
 default_model_config = """
@@ -177,7 +171,6 @@ class ParaphraseSpans(TrainablePipe):
         pair_loss_weight: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
-        check_highlight_scale(highlight_scale)
         self.vocab = vocab
         self.model = model
         self.name = name
@@ -190,6 +183,14 @@ class ParaphraseSpans(TrainablePipe):
             "highlight_scale": highlight_scale,
             "pair_loss_weight": pair_loss_weight,
         }
+        Readout.from_cfg(self.cfg)  # validates the settings (e.g. an unknown highlight_scale)
+
+    @property
+    def readout(self) -> Readout:
+        """The rule from token probabilities to doc.cats / doc.spans, read from
+        ``cfg`` on every call (so a cfg changed after creation, e.g. by
+        ``find-threshold``, or loaded from disk, is honoured)."""
+        return Readout.from_cfg(self.cfg)
 
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
         docs = list(docs)
@@ -200,19 +201,9 @@ class ParaphraseSpans(TrainablePipe):
         return self.model.predict(docs)
 
     def set_annotations(self, docs: Iterable[Doc], scores: List[TokenScores]) -> None:
+        readout = self.readout
         for doc, doc_scores in zip(docs, scores):
-            probs = fill_unscored(doc, doc_scores)
-            write_paraphrase_annotations(
-                doc,
-                probs,
-                spans_key=self.cfg["spans_key"],
-                cats_key=self.cfg["cats_key"],
-                threshold=self.cfg["threshold"],
-                highlight_threshold=self.cfg["highlight_threshold"],
-                highlight_scale=self.cfg.get("highlight_scale", "absolute"),
-                n_cut=int(doc_scores.cut.sum()),
-                n_windows=doc_scores.n_windows,
-            )
+            readout.annotate(doc, doc_scores)
 
     def _targets(self, eg: Example) -> numpy.ndarray:
         ref_targets = reference_token_targets(eg.reference, self.cfg["spans_key"])

@@ -1,6 +1,11 @@
-"""The readout: how per-token probabilities become ``doc.cats`` and
-``doc.spans`` (README.md, "What the component writes")."""
-from typing import List
+"""The readout: the rule that turns per-token probabilities into
+``doc.cats[cats_key]`` and ``doc.spans[spans_key]`` (pair score, highlights,
+spans and their attrs), as one small named object, ``Readout``. The contract
+is README.md, "What the component writes"; the functions below are the
+rule's parts and the documented function forms of it."""
+import dataclasses
+import numbers
+from typing import Dict, List, Mapping, Optional, Union
 
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
@@ -106,27 +111,16 @@ def write_paraphrase_annotations(
     n_cut: int = 0,
     n_windows: int = 1,
 ) -> None:
-    """Write spans, span scores, token probabilities and the pair score."""
-    pair_score = pair_score_from_probs(doc, probs)
-    spans = (
-        highlight_runs(doc, probs, highlight_threshold, highlight_scale)
-        if pair_score >= threshold
-        else []
+    """Write spans, span scores, token probabilities and the pair score: the
+    function form of ``Readout(...).annotate(doc, probs, n_cut=, n_windows=)``."""
+    readout = Readout(
+        threshold=threshold,
+        highlight_threshold=highlight_threshold,
+        highlight_scale=highlight_scale,
+        spans_key=spans_key,
+        cats_key=cats_key,
     )
-    group = SpanGroup(doc, name=spans_key, spans=spans)
-    group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
-    group.attrs["token_probs"] = probs
-    group.attrs["pair_score"] = pair_score
-    # The pair score read as the predicted share of annotators who would call
-    # the pair a paraphrase (calibrated to that share by soft training), and
-    # how clear-cut that call is: 1.0 = all would agree, 0.0 = an even split.
-    group.attrs["vote_share"] = pair_score
-    group.attrs["agreement"] = abs(2.0 * pair_score - 1.0)
-    group.attrs["truncated"] = bool(n_cut > 0)
-    group.attrs["n_cut_tokens"] = int(n_cut)
-    group.attrs["n_windows"] = int(n_windows)
-    doc.spans[spans_key] = group
-    doc.cats[cats_key] = pair_score
+    readout.annotate(doc, probs, n_cut=n_cut, n_windows=n_windows)
 
 
 def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
@@ -138,3 +132,125 @@ def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
             "paraphrase_spans component (with this spans_key) on the Doc first."
         )
     return numpy.asarray(group.attrs["token_probs"], dtype="float32")
+
+
+@dataclasses.dataclass(frozen=True)
+class Readout:
+    """How token probabilities become ``doc.cats[cats_key]`` and
+    ``doc.spans[spans_key]``: a pair passes when its pair score reaches
+    ``threshold``; the tokens of a passing pair that ``highlight_flags``
+    selects (``highlight_threshold`` on ``highlight_scale``) become spans
+    (README.md, "What the component writes"). Immutable: change a setting with
+    ``replace``. The ``paraphrase_spans`` component keeps these settings in its
+    ``cfg`` under the same keys and builds its readout from there."""
+
+    threshold: float = 0.5
+    highlight_threshold: float = 0.5
+    highlight_scale: str = "absolute"
+    spans_key: str = "paraphrase"
+    cats_key: str = "PARAPHRASE"
+
+    def __post_init__(self) -> None:
+        check_highlight_scale(self.highlight_scale)
+        for name in ("threshold", "highlight_threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(f"Readout {name} must be a number, got {value!r}")
+        for name in ("spans_key", "cats_key"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not value:
+                raise ValueError(f"Readout {name} must be a non-empty string, got {value!r}")
+
+    @classmethod
+    def from_cfg(cls, cfg: Mapping[str, object]) -> "Readout":
+        """The readout of a component's ``cfg`` (or any mapping with the same
+        keys). Missing keys take the defaults above (pipelines saved before
+        ``highlight_scale`` existed read as ``"absolute"``); other keys, e.g.
+        ``pair_loss_weight``, are ignored."""
+        return cls(**{key: cfg[key] for key in READOUT_KEYS if key in cfg})
+
+    def to_cfg(self) -> Dict[str, object]:
+        """The settings as the component's ``cfg`` keys."""
+        return {key: getattr(self, key) for key in READOUT_KEYS}
+
+    def replace(self, **changes: object) -> "Readout":
+        """A copy with some settings changed, validated like a new one."""
+        unknown = sorted(set(changes) - set(READOUT_KEYS))
+        if unknown:
+            raise ValueError(f"Unknown readout setting(s) {unknown}: choose from {READOUT_KEYS}")
+        return dataclasses.replace(self, **changes)
+
+    def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
+        """The pair score (``doc.cats[cats_key]``) of a pair Doc's probabilities."""
+        return pair_score_from_probs(doc, probs)
+
+    def is_paraphrase(self, doc: Doc, probs: numpy.ndarray) -> bool:
+        """Whether the pair passes: pair score >= ``threshold``."""
+        return self.pair_score(doc, probs) >= self.threshold
+
+    def highlight_flags(self, doc: Doc, probs: numpy.ndarray) -> numpy.ndarray:
+        """Which tokens are highlighted (bool per token), whether or not the
+        pair passes (the scorer's Jaccard reads this)."""
+        return highlight_flags(doc, probs, self.highlight_threshold, self.highlight_scale)
+
+    def highlight_spans(self, doc: Doc, probs: numpy.ndarray) -> List[Span]:
+        """The maximal runs of highlighted tokens, SOURCE / PARAPHRASE."""
+        return highlight_runs(doc, probs, self.highlight_threshold, self.highlight_scale)
+
+    def annotate(
+        self,
+        doc: Doc,
+        probs: Union[numpy.ndarray, TokenScores],
+        *,
+        n_cut: Optional[int] = None,
+        n_windows: Optional[int] = None,
+    ) -> None:
+        """Write ``doc.cats[cats_key]`` and ``doc.spans[spans_key]`` with all
+        its attrs. ``probs``: one probability per token (NaN = none), or the
+        tagger's ``TokenScores`` for the Doc, to which the rule for tokens
+        without wordpieces (``fill_unscored``) is applied first and which then
+        gives ``n_cut`` (its cut tokens) and ``n_windows``. Otherwise ``n_cut``
+        defaults to 0 and ``n_windows`` to 1."""
+        if isinstance(probs, TokenScores):
+            scores = probs
+            probs = fill_unscored(doc, scores)
+            n_cut = int(scores.cut.sum()) if n_cut is None else n_cut
+            n_windows = scores.n_windows if n_windows is None else n_windows
+        n_cut = 0 if n_cut is None else n_cut
+        n_windows = 1 if n_windows is None else n_windows
+        pair_score = self.pair_score(doc, probs)
+        spans = self.highlight_spans(doc, probs) if pair_score >= self.threshold else []
+        group = SpanGroup(doc, name=self.spans_key, spans=spans)
+        group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
+        group.attrs["token_probs"] = probs
+        group.attrs["pair_score"] = pair_score
+        # The pair score read as the predicted share of annotators who would call
+        # the pair a paraphrase (calibrated to that share by soft training), and
+        # how clear-cut that call is: 1.0 = all would agree, 0.0 = an even split.
+        group.attrs["vote_share"] = pair_score
+        group.attrs["agreement"] = abs(2.0 * pair_score - 1.0)
+        group.attrs["truncated"] = bool(n_cut > 0)
+        group.attrs["n_cut_tokens"] = int(n_cut)
+        group.attrs["n_windows"] = int(n_windows)
+        doc.spans[self.spans_key] = group
+        doc.cats[self.cats_key] = pair_score
+
+    def token_probs(self, doc: Doc) -> numpy.ndarray:
+        """The probabilities stored on a processed Doc under ``spans_key``."""
+        return token_probs(doc, self.spans_key)
+
+    def reannotate(self, doc: Doc) -> None:
+        """Rewrite the annotations of a processed Doc with this readout, from
+        its stored ``token_probs`` (keeping its ``n_cut_tokens`` and
+        ``n_windows``): how a threshold sweep costs one pipeline run."""
+        probs = self.token_probs(doc)
+        attrs = doc.spans[self.spans_key].attrs
+        self.annotate(
+            doc,
+            probs,
+            n_cut=int(attrs.get("n_cut_tokens", 0)),
+            n_windows=int(attrs.get("n_windows", 1)),
+        )
+
+
+READOUT_KEYS = tuple(f.name for f in dataclasses.fields(Readout))

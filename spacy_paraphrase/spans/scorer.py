@@ -54,7 +54,7 @@ from spacy.util import registry
 
 from ..metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
 from ..pair_doc import get_turns
-from .readout import highlight_flags, token_probs
+from .readout import Readout
 
 
 def reference_token_targets(doc: Doc, spans_key: str) -> numpy.ndarray:
@@ -157,7 +157,17 @@ def score_paraphrase_spans(  # noqa: C901
     highlight_scale: str = "absolute",
     **kwargs,
 ) -> Dict[str, Optional[float]]:
-    """Score predicted pair Docs against reference pair Docs (see module doc)."""
+    """Score predicted pair Docs against reference pair Docs (see module doc).
+    The settings are those of the component's ``Readout`` (its cfg keys)."""
+    readout = Readout(
+        threshold=threshold,
+        highlight_threshold=highlight_threshold,
+        highlight_scale=highlight_scale,
+        spans_key=spans_key,
+        cats_key=cats_key,
+    )
+    # the paper's exact Jaccard variant: highlight threshold 0.5, absolute
+    paper = readout.replace(highlight_threshold=0.5, highlight_scale="absolute")
     gold_pairs: List[bool] = []
     pred_pairs: List[bool] = []
     jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_p50", "second_p50")}
@@ -176,10 +186,10 @@ def score_paraphrase_spans(  # noqa: C901
                 "spacy_paraphrase.PairCorpus.v1 reader."
             )
         gold_pair, gold_words = reference_gold(ref_doc, spans_key, cats_key)
-        probs = token_probs(pred_doc, spans_key)
+        probs = readout.token_probs(pred_doc)
         score = float(pred_doc.cats.get(cats_key, 0.0))
         gold_pairs.append(gold_pair)
-        pred_pairs.append(score >= threshold)
+        pred_pairs.append(score >= readout.threshold)
         pair_scores.append(score)
         ref_attrs = ref_doc.spans[spans_key].attrs
         if all_soft and "votes" in ref_attrs and "highlight_counts" in ref_attrs:
@@ -191,8 +201,8 @@ def score_paraphrase_spans(  # noqa: C901
             shares.append(k / max(n, 1))
         else:
             all_soft = False
-        for suffix, thr, scale in (("", highlight_threshold, highlight_scale), ("_p50", 0.5, "absolute")):
-            hl = highlight_flags(pred_doc, probs, thr, scale)
+        for suffix, rule in (("", readout), ("_p50", paper)):
+            hl = rule.highlight_flags(pred_doc, probs)
             for t, turn in zip(("first", "second"), get_turns(pred_doc)):
                 j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
                 if j is not None:

@@ -8,7 +8,9 @@
 
 Everything here works on Docs the pipeline has already processed: the
 annotations are rewritten from the stored per-token probabilities
-(``attrs["token_probs"]``), so a sweep costs one pipeline run.
+(``attrs["token_probs"]``), so a sweep costs one pipeline run. The settings
+come as a ``Readout`` (or a component's ``cfg``, read with
+``Readout.from_cfg``); a sweep tries ``readout.replace(threshold=value)``.
 
 ``cross_tuned_scores`` gives an honest estimate of what tuning buys: the
 Docs are split into k folds; both thresholds are tuned on k-1 folds and the
@@ -17,17 +19,25 @@ seeded repetitions. Scores after tuning on the same Docs are optimistic.
 """
 import random
 import statistics
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from .readout import token_probs, write_paraphrase_annotations
+from .readout import Readout
 from .scorer import score_paraphrase_spans
 
 KEYS = ("threshold", "highlight_threshold")
-DEFAULT_VALUES = [round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19)]
+DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
+
+# A Readout, or a component's cfg (read with Readout.from_cfg).
+ReadoutLike = Union[Readout, Mapping[str, object]]
+
+
+def as_readout(readout: ReadoutLike) -> Readout:
+    """``readout`` itself, or the Readout of a cfg mapping."""
+    return readout if isinstance(readout, Readout) else Readout.from_cfg(readout)
 
 
 def default_objective(name: str, key: str) -> Tuple[str, Callable[[Dict], float]]:
@@ -54,59 +64,42 @@ def score_key_objective(key: str) -> Callable[[Dict], float]:
     return objective
 
 
-def annotate(docs: Sequence[Doc], cfg: Dict) -> None:
-    """Rewrite the paraphrase annotations of processed Docs with ``cfg``'s
-    thresholds (``spans_key``, ``cats_key``, ``threshold``, ``highlight_threshold``,
-    and ``highlight_scale`` when present)."""
+def annotate(docs: Sequence[Doc], readout: ReadoutLike) -> None:
+    """Rewrite the paraphrase annotations of processed Docs with ``readout``
+    (from their stored token probabilities)."""
+    readout = as_readout(readout)
     for doc in docs:
-        group = doc.spans[cfg["spans_key"]]
-        write_paraphrase_annotations(
-            doc,
-            token_probs(doc, cfg["spans_key"]),
-            spans_key=cfg["spans_key"],
-            cats_key=cfg["cats_key"],
-            threshold=cfg["threshold"],
-            highlight_threshold=cfg["highlight_threshold"],
-            highlight_scale=cfg.get("highlight_scale", "absolute"),
-            n_cut=int(group.attrs.get("n_cut_tokens", 0)),
-            n_windows=int(group.attrs.get("n_windows", 1)),
-        )
+        readout.reannotate(doc)
 
 
-def score_docs(examples: Sequence[Example], cfg: Dict, name: str) -> Dict:
-    return score_paraphrase_spans(
-        examples,
-        name=name,
-        spans_key=cfg["spans_key"],
-        cats_key=cfg["cats_key"],
-        threshold=cfg["threshold"],
-        highlight_threshold=cfg["highlight_threshold"],
-        highlight_scale=cfg.get("highlight_scale", "absolute"),
-    )
+def score_docs(examples: Sequence[Example], readout: ReadoutLike, name: str) -> Dict:
+    return score_paraphrase_spans(examples, name=name, **as_readout(readout).to_cfg())
 
 
 def sweep(
-    examples: Sequence[Example], cfg: Dict, name: str, key: str, values: Sequence[float]
+    examples: Sequence[Example], readout: ReadoutLike, name: str, key: str, values: Sequence[float]
 ) -> List[Dict]:
-    """Score ``examples`` (predicted side processed) with each value of
-    ``cfg[key]``. Leaves the Docs annotated with ``cfg``'s own values."""
+    """Score ``examples`` (predicted side processed) with each value of the
+    setting ``key`` (``readout.replace(key=value)``). Leaves the Docs annotated
+    with ``readout`` itself."""
     if key not in KEYS:
         raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
+    readout = as_readout(readout)
     docs = [eg.predicted for eg in examples]
     results = []
     try:
         for value in values:
-            trial = dict(cfg, **{key: float(value)})
+            trial = readout.replace(**{key: float(value)})
             annotate(docs, trial)
             results.append({"value": float(value), **score_docs(examples, trial, name)})
     finally:
-        annotate(docs, cfg)
+        annotate(docs, readout)
     return results
 
 
 def tune(
     examples: Sequence[Example],
-    cfg: Dict,
+    readout: ReadoutLike,
     name: str,
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
@@ -115,17 +108,17 @@ def tune(
     exist only on pairs called paraphrases). Returns the two values; the first
     best value wins ties."""
     objectives = objectives or {}
-    chosen = dict(cfg)
+    chosen = as_readout(readout)
     for key in KEYS:
         objective = objectives.get(key) or default_objective(name, key)[1]
         results = sweep(examples, chosen, name, key, values)
-        chosen[key] = max(results, key=objective)["value"]
-    return {key: chosen[key] for key in KEYS}
+        chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
+    return {key: getattr(chosen, key) for key in KEYS}
 
 
 def cross_tuned_scores(
     examples: Sequence[Example],
-    cfg: Dict,
+    readout: ReadoutLike,
     name: str,
     *,
     folds: int = 4,
@@ -140,6 +133,7 @@ def cross_tuned_scores(
     Returns ``scores`` (mean of every numeric key over all held-out folds),
     ``spread`` (their standard deviation) and the values chosen in each fold."""
     examples = list(examples)
+    readout = as_readout(readout)
     if folds < 2 or folds > len(examples):
         raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
     fold_scores: List[Dict] = []
@@ -151,12 +145,12 @@ def cross_tuned_scores(
             held = set(order[k::folds])
             tune_on = [eg for i, eg in enumerate(examples) if i not in held]
             test_on = [eg for i, eg in enumerate(examples) if i in held]
-            best = tune(tune_on, cfg, name, values, objectives)
-            trial = dict(cfg, **best)
+            best = tune(tune_on, readout, name, values, objectives)
+            trial = readout.replace(**best)
             annotate([eg.predicted for eg in test_on], trial)
             fold_scores.append(score_docs(test_on, trial, name))
             chosen.append(best)
-    annotate([eg.predicted for eg in examples], cfg)
+    annotate([eg.predicted for eg in examples], readout)
     keys = [k for k, v in fold_scores[0].items() if isinstance(v, (int, float))]
     mean, spread = {}, {}
     for key in keys:

@@ -159,3 +159,26 @@ def test_sweep_and_tune_use_the_highlight_scale_of_cfg():
     annotate([eg.predicted for eg in examples], dict(cfg, highlight_scale="turn_max", **best))
     for eg in examples:
         assert [(s.start, s.end) for s in eg.predicted.spans["paraphrase"]] == [(0, 1), (3, 4)]
+
+
+def test_a_readout_and_its_cfg_tune_the_same():
+    from spacy_paraphrase.spans import Readout
+
+    examples = _examples(n=16, noise=0.1, seed=2)
+    cfg = dict(CFG, highlight_scale="turn_max")
+    readout = Readout.from_cfg(cfg)
+    assert sweep(examples, readout, NAME, "highlight_threshold", [0.3, 0.6]) == sweep(
+        examples, cfg, NAME, "highlight_threshold", [0.3, 0.6])
+    assert tune(examples, readout, NAME) == tune(examples, cfg, NAME)
+    # a sweep leaves the Docs annotated with the readout itself
+    def state():
+        return [([(s.start, s.end) for s in eg.predicted.spans["paraphrase"]], dict(eg.predicted.cats)) for eg in examples]
+
+    annotate([eg.predicted for eg in examples], readout)
+    before = state()
+    sweep(examples, readout, NAME, "threshold", [0.1, 0.9])
+    assert state() == before
+    annotate([eg.predicted for eg in examples], CFG)  # the absolute scale highlights less
+    assert state() != before
+    with pytest.raises(ValueError, match="highlight_scale"):
+        sweep(examples, dict(cfg, highlight_scale="max"), NAME, "threshold", [0.5])
