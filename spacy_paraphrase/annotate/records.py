@@ -44,18 +44,25 @@ def pair_row(pair: TurnPair) -> Dict[str, Any]:
     return row
 
 
-def invalid_reason(row: Mapping[str, Any]) -> Optional[str]:
-    """Why ``make_pair_doc`` would reject this row's turns (empty, whitespace
-    only, not valid Unicode), or None when the pair can be annotated."""
+def invalid_side(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+    """``(side, reason)`` for the first turn of the row that ``make_pair_doc``
+    would reject (``pair_doc.check_turn_text``), or None."""
     for side in SIDES:
         turn = row.get(side)
         if not isinstance(turn, Mapping):
-            return f"the {side} turn is missing"
+            return side, f"the {side} turn is missing"
         try:
             check_turn_text(turn.get("text"), side)
         except PairDocError as err:
-            return str(err)
+            return side, str(err)
     return None
+
+
+def invalid_reason(row: Mapping[str, Any]) -> Optional[str]:
+    """Why ``make_pair_doc`` would reject this row's turns (empty, whitespace
+    only, not valid Unicode), or None when the pair can be annotated."""
+    found = invalid_side(row)
+    return None if found is None else found[1]
 
 
 def turn_speakers(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:

@@ -1,0 +1,230 @@
+"""The annotate job on one machine: stream a dialog corpus's turn pairs
+through the pipeline and write one record per pair (docs/annotate.md).
+
+Pairs are read in buffers of ``buffer_batches × batch_size``; each buffer is
+sorted by length for batching and runs through one long
+``nlp.pipe(as_tuples=True, n_process=...)``; its records are written in
+input order, then the checkpoint (``resume``). Memory does not grow with the
+corpus: at most a couple of buffers are held at a time.
+"""
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+
+from tqdm import tqdm
+
+from .annotator import PairAnnotator, row_length
+from .resume import JobFiles, Progress, default_errors_path, model_signature
+from .source import SourceOptions, count_pairs, input_signature, problem_entry, read_pairs, rows_and_skips
+
+BUFFER_BATCHES = 16
+
+
+@dataclass
+class Summary:
+    """What a run did (counts include the runs it resumed)."""
+
+    output: str
+    errors: str
+    written: int = 0
+    paraphrases: int = 0
+    skipped: int = 0
+    malformed: int = 0
+    consumed: int = 0
+    seconds: float = 0.0
+    resumed_at: int = 0
+    already_done: bool = False
+
+    @classmethod
+    def of(cls, progress: Progress, output, errors, resumed_at: int = 0, already_done: bool = False):
+        return cls(
+            str(output), str(errors), progress.written, progress.paraphrases, progress.skipped,
+            progress.malformed, progress.consumed, progress.seconds, resumed_at, already_done,
+        )
+
+    def lines(self) -> List[str]:
+        rate = self.consumed / self.seconds if self.seconds > 0 else 0.0
+        out = [
+            f"pairs written: {self.written} ({self.paraphrases} paraphrases)",
+            f"pairs skipped (empty or invalid turn): {self.skipped}",
+            f"malformed records: {self.malformed}",
+            f"time: {self.seconds:.1f} s ({rate:.1f} pairs/s)",
+            f"records: {self.output}",
+        ]
+        if self.skipped or self.malformed:
+            out.append(f"skips and malformed records (file, line, reason): {self.errors}")
+        if self.resumed_at:
+            out.insert(0, f"resumed after {self.resumed_at} pairs")
+        return out
+
+
+@dataclass
+class _Buffer:
+    index: int
+    rows: List[Dict[str, Any]]
+    valid: List[int]
+    entries: List[Dict[str, Any]]  # malformed records and skips, in reading order
+    consumed: int  # pairs consumed once this buffer is written
+    problems_seen: int
+    records: Dict[int, Dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.records) == len(self.valid)
+
+
+def fingerprint(model: str, input_path, source: SourceOptions, *, with_probs: bool,
+                limit: Optional[int], errors, output_format: str = "jsonl") -> Dict[str, Any]:
+    """Everything that changes the records of a run (see ``resume``)."""
+    return {
+        "input": input_signature(input_path),
+        "model": model_signature(model),
+        "source": source.as_dict(),
+        "with_probs": with_probs,
+        "limit": limit,
+        "errors": str(Path(errors).resolve()),
+        "output_format": output_format,
+    }
+
+
+class _Reader:
+    """Buffers of rows and errors-file entries from the pair stream, starting
+    after ``progress.consumed`` pairs and ignoring the malformed records that
+    the earlier runs already reported (the readers report them in a fixed
+    order)."""
+
+    def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int):
+        self.problems = 0
+        self.skip_problems = progress.problems_seen
+        self.entries: List[Dict[str, Any]] = []
+        pairs = read_pairs(input_path, source, self._on_problem)
+        self.rows = islice(rows_and_skips(pairs), progress.consumed, limit)
+        self.consumed = progress.consumed
+        self.size = size
+
+    def _on_problem(self, problem) -> None:
+        self.problems += 1
+        if self.problems > self.skip_problems:
+            self.entries.append(problem_entry(problem))
+
+    def __iter__(self) -> Iterator[_Buffer]:
+        index = 0
+        while True:
+            chunk = list(islice(self.rows, self.size))
+            rows, valid, entries = [], [], self.entries
+            self.entries = []
+            for row, skip in chunk:
+                if skip is None:
+                    valid.append(len(rows))
+                else:
+                    entries.append(skip)
+                rows.append(row)
+            self.consumed += len(chunk)
+            if chunk or entries:
+                yield _Buffer(index, rows, valid, entries, self.consumed, self.problems)
+                index += 1
+            if len(chunk) < self.size:
+                return
+
+
+def run_local(
+    model: str,
+    input_path,
+    output,
+    *,
+    source: Optional[SourceOptions] = None,
+    errors=None,
+    batch_size: int = 64,
+    n_process: int = 1,
+    gpu_id: int = -1,
+    limit: Optional[int] = None,
+    with_probs: bool = False,
+    count: bool = True,
+    overwrite: bool = False,
+    progress_bar: bool = True,
+    buffer_batches: int = BUFFER_BATCHES,
+    output_format: str = "jsonl",
+) -> Summary:
+    """Annotate every turn pair of ``input_path`` into ``output`` (JSON
+    Lines); resumes an interrupted run with the same arguments."""
+    source = source or SourceOptions()
+    errors = Path(errors) if errors is not None else default_errors_path(output)
+    check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
+    if not Path(input_path).exists():
+        raise FileNotFoundError(f"Input not found: {input_path}")
+    files = JobFiles(
+        output,
+        errors,
+        fingerprint(model, input_path, source, with_probs=with_probs, limit=limit, errors=errors,
+                    output_format=output_format),
+        overwrite=overwrite,
+    )
+    progress = files.open()
+    if progress.done:
+        return Summary.of(progress, output, errors, already_done=True)
+    resumed_at = progress.consumed
+    try:
+        annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id)
+        total = count_pairs(input_path, source, limit) if count else limit
+        with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
+                  dynamic_ncols=True, smoothing=0.1) as bar:
+            _annotate(annotator, files, progress, _Reader(input_path, source, progress, limit,
+                      buffer_batches * batch_size), n_process, bar)
+    finally:
+        files.close()
+    return Summary.of(progress, output, errors, resumed_at=resumed_at)
+
+
+def check_settings(*, batch_size: int, n_process: int, gpu_id: int, limit: Optional[int]) -> None:
+    """ValueError for settings no run can use."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if n_process < 1:
+        raise ValueError(f"n_process must be at least 1, got {n_process}")
+    if n_process > 1 and gpu_id >= 0:
+        raise ValueError("n_process > 1 runs on CPU only; use one process with --gpu-id.")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,
+              n_process: int, bar) -> None:
+    pending: Deque[_Buffer] = deque()
+    started = time.perf_counter()
+    seconds_before = progress.seconds
+
+    def docs() -> Iterator[Tuple[Any, Tuple[int, int]]]:
+        for buffer in reader:
+            pending.append(buffer)
+            for i in sorted(buffer.valid, key=lambda i: row_length(buffer.rows[i])):
+                yield annotator.make_doc(buffer.rows[i]), (buffer.index, i)
+
+    def flush(buffer: _Buffer) -> None:
+        records = [buffer.records[i] for i in buffer.valid]
+        files.write(records, buffer.entries)
+        progress.consumed = buffer.consumed
+        progress.problems_seen = buffer.problems_seen
+        progress.written += len(records)
+        progress.paraphrases += sum(1 for r in records if r["is_paraphrase"])
+        progress.skipped += sum(1 for e in buffer.entries if e["kind"] == "skipped")
+        progress.malformed += sum(1 for e in buffer.entries if e["kind"] == "malformed")
+        progress.seconds = seconds_before + time.perf_counter() - started
+        files.commit(progress)
+        bar.update(len(buffer.rows))
+
+    stream = annotator.nlp.pipe(docs(), as_tuples=True, batch_size=annotator.batch_size, n_process=n_process)
+    for doc, (index, i) in stream:
+        while pending[0].index < index:
+            flush(pending.popleft())
+        buffer = pending[0]
+        buffer.records[i] = annotator.make_record(doc, buffer.rows[i])
+        if buffer.complete:
+            flush(pending.popleft())
+    while pending:
+        flush(pending.popleft())
+    progress.done = True
+    progress.seconds = seconds_before + time.perf_counter() - started
+    files.save(progress)

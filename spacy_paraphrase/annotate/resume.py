@@ -1,0 +1,189 @@
+"""The files of an annotate run (OUTPUT, the errors file, the checkpoint)
+and resuming it (docs/annotate.md, "Resume").
+
+After each buffer of records is written, both files are flushed and synced
+and then a small checkpoint is replaced atomically: pairs consumed, problems
+seen, the byte sizes of both files, the counts so far and the run's
+*fingerprint* (input, model and every option that changes the records). A run
+started again with the same fingerprint truncates both files to the
+checkpoint's sizes (dropping a half-written tail) and goes on after the
+consumed pairs; a different fingerprint is refused (``--overwrite`` starts
+over).
+"""
+import dataclasses
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterable, Mapping, Optional
+
+CHECKPOINT_VERSION = 1
+
+
+class ResumeError(ValueError):
+    """The output exists but cannot be resumed (or is not this run's)."""
+
+
+def checkpoint_path(output) -> Path:
+    return Path(str(output) + ".checkpoint.json")
+
+
+def default_errors_path(output) -> Path:
+    return Path(str(output) + ".errors.jsonl")
+
+
+@dataclasses.dataclass
+class Progress:
+    """Where a run stands; saved in the checkpoint after each buffer."""
+
+    consumed: int = 0
+    problems_seen: int = 0
+    written: int = 0
+    paraphrases: int = 0
+    skipped: int = 0
+    malformed: int = 0
+    output_bytes: int = 0
+    errors_bytes: int = 0
+    seconds: float = 0.0
+    done: bool = False
+
+
+def model_signature(model: str) -> Dict[str, Any]:
+    """The model as given, resolved when it is a path, with the modification
+    times of its config and meta (a retrained model does not resume)."""
+    path = Path(model)
+    if not path.exists():
+        return {"name": model}
+    stamps = {name: (path / name).stat().st_mtime_ns for name in ("config.cfg", "meta.json") if (path / name).exists()}
+    return {"path": str(path.resolve()), "stamps": stamps}
+
+
+def normalized(value: Any) -> Any:
+    """``value`` as it reads back from JSON (tuples become lists, ...)."""
+    return json.loads(json.dumps(value, sort_keys=True))
+
+
+def dumps(record: Mapping[str, Any]) -> bytes:
+    """One JSON line (UTF-8; strings that cannot be encoded, e.g. lone
+    surrogates in a speaker name, are written as ASCII escapes)."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def _truncate(path: Path, size: int) -> None:
+    with open(path, "r+b") as f:
+        f.truncate(size)
+
+
+def _sync(f) -> None:
+    f.flush()
+    os.fsync(f.fileno())
+
+
+class JobFiles:
+    """OUTPUT, the errors file and the checkpoint of one run."""
+
+    def __init__(self, output, errors, fingerprint: Mapping[str, Any], *, overwrite: bool = False):
+        self.output = Path(output)
+        self.errors = Path(errors)
+        self.checkpoint = checkpoint_path(output)
+        self.fingerprint = normalized(fingerprint)
+        self.overwrite = overwrite
+        self._out = None
+        self._err = None
+
+    def open(self) -> Progress:
+        """Start fresh or resume (see the module doc); ResumeError on a mismatch."""
+        if self.output.resolve() == self.errors.resolve():
+            raise ResumeError(f"The errors file must differ from OUTPUT ({self.output}).")
+        progress = None
+        if self.checkpoint.exists() and not self.overwrite:
+            progress = self._resume_point()
+        elif not self.overwrite:
+            for path, what in ((self.output, "OUTPUT"), (self.errors, "The errors file")):
+                if path.exists() and path.stat().st_size > 0:
+                    raise ResumeError(
+                        f"{what} {path} exists and no checkpoint of an unfinished run is there "
+                        f"({self.checkpoint.name}); use --overwrite to replace it, or another path."
+                    )
+        if progress is None:
+            progress = Progress()
+            if self.checkpoint.exists():
+                self.checkpoint.unlink()
+        if progress.done:
+            return progress
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        self.errors.parent.mkdir(parents=True, exist_ok=True)
+        for path, size in ((self.output, progress.output_bytes), (self.errors, progress.errors_bytes)):
+            if not path.exists():
+                path.touch()
+            _truncate(path, size)
+        self._out = open(self.output, "ab")
+        self._err = open(self.errors, "ab")
+        return progress
+
+    def _resume_point(self) -> Progress:
+        try:
+            saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
+            stored = saved["fingerprint"]
+            progress = Progress(**saved["progress"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise ResumeError(
+                f"The checkpoint {self.checkpoint} cannot be read ({err}); use --overwrite to start over."
+            ) from None
+        if saved.get("version") != CHECKPOINT_VERSION or stored != self.fingerprint:
+            changed = sorted(k for k in set(stored) | set(self.fingerprint) if stored.get(k) != self.fingerprint.get(k))
+            raise ResumeError(
+                f"{self.output} belongs to a run with other arguments or inputs (differs in: "
+                f"{', '.join(changed) or 'checkpoint version'}). Rerun with the same arguments to "
+                "resume it, or add --overwrite to start over."
+            )
+        for path, size in ((self.output, progress.output_bytes), (self.errors, progress.errors_bytes)):
+            have = path.stat().st_size if path.exists() else -1
+            if have < size:
+                raise ResumeError(
+                    f"{path} is shorter than its checkpoint says ({have} < {size} bytes): it was "
+                    "changed after the run stopped. Use --overwrite to start over."
+                )
+        return progress
+
+    def write(self, records: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]]) -> None:
+        """Append records to OUTPUT and entries to the errors file."""
+        self._out.write(b"".join(dumps(r) for r in records))
+        self._err.write(b"".join(dumps(e) for e in entries))
+
+    def commit(self, progress: Progress) -> None:
+        """Make everything written so far durable, then record it in the checkpoint."""
+        _sync(self._out)
+        _sync(self._err)
+        progress.output_bytes = self._out.tell()
+        progress.errors_bytes = self._err.tell()
+        self.save(progress)
+
+    def save(self, progress: Progress) -> None:
+        state = {
+            "version": CHECKPOINT_VERSION,
+            "fingerprint": self.fingerprint,
+            "progress": dataclasses.asdict(progress),
+        }
+        tmp = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.checkpoint)
+
+    def close(self) -> None:
+        for f in (self._out, self._err):
+            if f is not None:
+                f.close()
+        self._out = self._err = None
+
+
+def load_progress(output) -> Optional[Progress]:
+    """The progress in OUTPUT's checkpoint, or None when there is none."""
+    path = checkpoint_path(output)
+    if not path.exists():
+        return None
+    return Progress(**json.loads(path.read_text(encoding="utf-8"))["progress"])
