@@ -1,6 +1,6 @@
 """Command line: ``python -m spacy_paraphrase COMMAND`` (or ``spacy-paraphrase``).
 
-convert         dataset file -> .spacy file of reference pair Docs
+convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-command per format)
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
@@ -15,93 +15,18 @@ import numpy
 import spacy
 import srsly
 import typer
-from spacy.tokens import DocBin
 from spacy.training import Example
 from wasabi import msg
 
 from .spans import thresholds
-from .converters import CONVERTERS, ConversionError
+from .converters.cli import convert_app
 from .corpus import PairCorpus
 from .spans.readout import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
 
-@app.command("convert")
-def convert_cli(
-    fmt: str = typer.Argument(..., help=f"Input format: {', '.join(CONVERTERS)}"),
-    input_path: Path = typer.Argument(..., help="Input file"),
-    output_path: Path = typer.Argument(..., help="Output .spacy file"),
-    mode: Optional[str] = typer.Option(None, "--mode", help="contextdep: majority (default) | all | soft; circa: hard (default) | soft"),
-    skip_bad: bool = typer.Option(False, "--skip-bad", help="Leave bad rows out (counted) instead of stopping"),
-    lang: str = typer.Option("en", "--lang", help="Language of the blank pipeline used for tokenization"),
-    labels: Optional[str] = typer.Option(None, "--labels", help="circa: relaxed (default) | strict"),
-    split: Optional[str] = typer.Option(None, "--split", help="circa: all (default) | train | dev | test"),
-    setting: Optional[str] = typer.Option(None, "--setting", help="circa: matched (default) | unmatched"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="circa: seed of the split (default 0)"),
-    held_out: Optional[str] = typer.Option(None, "--held-out", help="circa, unmatched: held-out scenario or its index 0-9 (sorted scenarios)"),
-    keep_near: bool = typer.Option(False, "--keep-near", help="arpa: keep 0 as NEAR_PARAPHRASE (3 labels)"),
-    text1: Optional[str] = typer.Option(None, "--text1", help="pairs: first text column (name, or 0-based index)"),
-    text2: Optional[str] = typer.Option(None, "--text2", help="pairs: second text column (name, or 0-based index)"),
-    label: Optional[str] = typer.Option(None, "--label", help="pairs: label column (name, or 0-based index)"),
-    no_label: bool = typer.Option(False, "--no-label", help="pairs: unlabelled data (empty doc.cats)"),
-    id_column: Optional[str] = typer.Option(None, "--id-column", help="pairs: id column"),
-    delimiter: Optional[str] = typer.Option(None, "--delimiter", help="pairs: ',' | tab | comma | jsonl (default: from the extension)"),
-    header: Optional[bool] = typer.Option(None, "--header/--no-header", help="pairs: the first row names the columns (default: yes)"),
-    quoting: Optional[str] = typer.Option(None, "--quoting", help="pairs: minimal (default) | none (bare quotes, e.g. MRPC)"),
-    label_map: Optional[str] = typer.Option(None, "--label-map", help='pairs: JSON object raw value -> label, e.g. \'{"1": "IS_PARAPHRASE"}\''),
-):
-    """Convert a dataset file into a DocBin of reference pair Docs."""
-    import inspect
-    import json
-
-    if fmt not in CONVERTERS:
-        msg.fail(f"Unknown format {fmt!r}; choose one of {list(CONVERTERS)}", exits=1)
-    converter = CONVERTERS[fmt]
-    accepted = inspect.signature(converter).parameters
-    given = {
-        "mode": mode, "labels": labels, "split": split, "setting": setting, "seed": seed,
-        "held_out": held_out, "keep_near": keep_near or None, "text1": text1, "text2": text2,
-        "label": label, "id_column": id_column, "delimiter": delimiter, "header": header,
-        "quoting": quoting, "label_map": label_map,
-    }
-    given = {k: v for k, v in given.items() if v is not None}
-    if no_label:
-        if label is not None:
-            msg.fail("--label and --no-label exclude each other", exits=1)
-        given["label"] = None
-    if "label_map" in given:
-        try:
-            given["label_map"] = json.loads(given["label_map"])
-        except json.JSONDecodeError as err:
-            msg.fail(f"--label-map is not valid JSON: {err}", exits=1)
-        if not isinstance(given["label_map"], dict):
-            msg.fail("--label-map must be a JSON object", exits=1)
-    wrong = [k for k in given if k not in accepted]
-    if wrong:
-        flags = ", ".join("--" + k.replace("_", "-") for k in wrong)
-        msg.fail(f"Option(s) {flags} do not apply to format {fmt!r}", exits=1)
-    kwargs = dict(given, skip_bad=skip_bad)
-    if "lang" in accepted:
-        kwargs["lang"] = lang
-    nlp = spacy.blank(lang)
-    try:
-        docs, report = converter(input_path, nlp.vocab, **kwargs)
-    except ConversionError as err:
-        msg.fail(f"Conversion stopped: {err}", exits=1)
-    except ValueError as err:
-        msg.fail(f"Invalid option: {err}", exits=1)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(output_path)
-    msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
-    for note in report.notes:
-        msg.info(note)
-    if report.skipped:
-        msg.warn(f"Skipped {len(report.skipped)} bad rows:")
-        for err in report.skipped[:20]:
-            print(f"  {err}")
-        if len(report.skipped) > 20:
-            print(f"  ... and {len(report.skipped) - 20} more")
+app.add_typer(convert_app, name="convert")
 
 
 def _load(model: str, gpu_id: int):

@@ -1,8 +1,8 @@
 """Converters from public datasets to DocBin files of pair Docs.
 
 Each converter reads one file and returns a list of reference pair Docs; the
-CLI (``python -m spacy_paraphrase convert FORMAT IN OUT``) writes them to a
-``.spacy`` file. Bad rows raise ``ConversionError`` naming the file, the line
+CLI (``python -m spacy_paraphrase convert <format> IN OUT``, one sub-command per
+format with its own options, in ``cli.py``) writes them to a ``.spacy`` file. Bad rows raise ``ConversionError`` naming the file, the line
 and the problem; with ``skip_bad=True`` they are counted and left out instead.
 
 Span-level paraphrase data: ``contextdep``. Pair classification (``doc.cats``

@@ -1,9 +1,17 @@
-"""Shared pieces of the converters: errors, bad-row bookkeeping, file reading."""
+"""Shared pieces of the converters: errors, bad-row bookkeeping, file reading,
+and what every ``convert <format>`` sub-command shares (the arguments, the
+shared options, writing the DocBin and the summary)."""
 import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Annotated, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import spacy
+import typer
+from spacy.tokens import Doc, DocBin
+from spacy.vocab import Vocab
+from wasabi import msg
 
 
 class ConversionError(ValueError):
@@ -89,3 +97,49 @@ def read_delimited(
             yield line, {"__error__": f"expected {len(header)} fields, found {len(row)}"}
             continue
         yield line, dict(zip(header, row))
+
+
+# -- the command line: what every ``convert <format>`` sub-command shares ------
+
+InputPath = Annotated[Path, typer.Argument(help="Input file", metavar="INPUT")]
+OutputPath = Annotated[Path, typer.Argument(help="Output .spacy file", metavar="OUTPUT")]
+SkipBad = Annotated[
+    bool, typer.Option("--skip-bad", help="Leave bad rows out (counted) instead of stopping")
+]
+Lang = Annotated[
+    str, typer.Option("--lang", help="Language of the blank pipeline used for tokenization")
+]
+
+Convert = Callable[[Vocab], Tuple[List[Doc], ConversionReport]]
+MAX_SHOWN = 20
+
+
+def print_report(report: ConversionReport, output_path: Path) -> None:
+    """The summary of a conversion: counts, the converter's notes, the first
+    skipped rows."""
+    msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
+    for note in report.notes:
+        msg.info(note)
+    if report.skipped:
+        msg.warn(f"Skipped {len(report.skipped)} bad rows:")
+        for err in report.skipped[:MAX_SHOWN]:
+            print(f"  {err}")
+        if len(report.skipped) > MAX_SHOWN:
+            print(f"  ... and {len(report.skipped) - MAX_SHOWN} more")
+
+
+def run_conversion(convert: Convert, output_path: Path, lang: str) -> ConversionReport:
+    """Run ``convert`` on the vocab of a blank ``lang`` pipeline, write its Docs
+    to ``output_path`` (a DocBin keeping user data) and print the summary. A
+    ``ConversionError`` or an invalid option exits with status 1."""
+    vocab = spacy.blank(lang).vocab
+    try:
+        docs, report = convert(vocab)
+    except ConversionError as err:
+        msg.fail(f"Conversion stopped: {err}", exits=1)
+    except ValueError as err:
+        msg.fail(f"Invalid option: {err}", exits=1)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    DocBin(docs=docs, store_user_data=True).to_disk(output_path)
+    print_report(report, output_path)
+    return report
