@@ -1,0 +1,89 @@
+"""``convert <format>``: one sub-command per format, each with only its own options."""
+import inspect
+import re
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.converters import CONVERTERS
+
+runner = CliRunner()
+
+SHARED = {"--skip-bad", "--lang", "--help"}
+OWN = {
+    "contextdep": {"--mode"},
+    "circa": {"--labels", "--mode", "--split", "--setting", "--seed", "--held-out"},
+    "multipit": set(),
+    "arpa": {"--keep-near"},
+    "pairs": {
+        "--text1", "--text2", "--label", "--no-label", "--id-column", "--delimiter",
+        "--header", "--no-header", "--quoting", "--label-map",
+    },
+}
+FLAGS = {"--keep-near", "--no-label", "--header", "--no-header"}  # options without a value
+
+
+def _flags(text: str):
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", text))
+
+
+def _convert_group():
+    return typer.main.get_command(app).commands["convert"]
+
+
+def test_convert_help_lists_each_format_on_one_line():
+    result = runner.invoke(app, ["convert", "--help"])
+    assert result.exit_code == 0, result.output
+    assert set(_convert_group().commands) == set(CONVERTERS) == set(OWN)
+    for fmt, command in _convert_group().commands.items():
+        summary = command.callback.__doc__.strip()
+        assert "\n" not in summary  # one line
+        assert re.search(rf"^\W*{fmt}\s+{re.escape(summary[:30])}", result.output, re.M), fmt
+
+
+@pytest.mark.parametrize("fmt", sorted(OWN))
+def test_help_shows_only_the_format_s_own_options(fmt):
+    result = runner.invoke(app, ["convert", fmt, "--help"])
+    assert result.exit_code == 0, result.output
+    assert _flags(result.output) == OWN[fmt] | SHARED
+
+
+@pytest.mark.parametrize("fmt", sorted(OWN))
+def test_option_of_another_format_is_a_usage_error(fmt, tmp_path):
+    out = tmp_path / "out.spacy"
+    others = set().union(*OWN.values()) - OWN[fmt]
+    assert others
+    for flag in sorted(others):
+        args = ["convert", fmt, str(tmp_path / "in.tsv"), str(out), flag]
+        if flag not in FLAGS:
+            args.append("x")
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, (flag, result.output)
+        assert f"No such option: {flag}" in result.output
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("fmt", sorted(OWN))
+def test_option_defaults_are_the_converter_s(fmt):
+    """An option left out converts as the library function's default does."""
+    accepted = inspect.signature(CONVERTERS[fmt]).parameters
+    command = _convert_group().commands[fmt]
+    checked = 0
+    for param in command.params:
+        if param.name not in accepted:
+            continue
+        if fmt == "pairs" and param.name == "label":
+            assert param.default is None  # not given: the converter's default (or --no-label)
+            continue
+        assert param.default == accepted[param.name].default, (fmt, param.name)
+        checked += 1
+    assert checked >= 2
+
+
+def test_no_format_or_unknown_format(tmp_path):
+    result = runner.invoke(app, ["convert"])
+    assert all(fmt in result.output for fmt in OWN)
+    result = runner.invoke(app, ["convert", "mrpc", str(tmp_path / "a"), str(tmp_path / "b")])
+    assert result.exit_code == 2 and "No such command 'mrpc'" in result.output
