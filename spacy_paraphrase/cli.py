@@ -1,6 +1,7 @@
 """Command line: ``python -m spacy_paraphrase COMMAND`` (or ``spacy-paraphrase``).
 
 convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-command per format)
+annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
@@ -19,6 +20,7 @@ from spacy.training import Example
 from wasabi import msg
 
 from .spans import thresholds
+from .annotate.cli import annotate_command
 from .converters.cli import convert_app
 from .corpus import PairCorpus
 from .spans.readout import check_highlight_scale
@@ -27,6 +29,7 @@ app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=
 
 
 app.add_typer(convert_app, name="convert")
+app.command("annotate")(annotate_command)
 
 
 def _load(model: str, gpu_id: int):

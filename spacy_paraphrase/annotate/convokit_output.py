@@ -1,0 +1,279 @@
+"""``--output-format convokit``: a copy of a ConvoKit corpus directory with
+the annotate results in its utterance and conversation meta
+(docs/annotate.md, "ConvoKit output").
+
+The run itself is the ordinary local job, writing its records (and errors
+file and checkpoint) into the output directory as ``{prefix}annotate.*``;
+when it is complete, ``utterances.jsonl``, ``conversations.json`` and
+``index.json`` are written from the input's with the new keys added (each
+through a temporary file, ``utterances.jsonl`` last, so an interrupted merge
+is simply redone). Every other file is copied unchanged. Existing keys are
+never overwritten: a key that exists already is an error before any work.
+"""
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+
+from .local import Summary, run_local
+from .resume import checkpoint_path
+from .source import SourceOptions
+
+DEFAULT_PREFIX = "sp_"
+RESERVED_PREFIXES = ("paraphrase_",)  # ConvoKit's MediaSum corpus: ContextDeP's gold
+MERGED_FILES = ("utterances.jsonl", "conversations.json", "index.json")
+UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes it
+    "pair_id": "<class 'str'>",
+    "score": "<class 'float'>",
+    "is_paraphrase": "<class 'bool'>",
+    "vote_share": "<class 'float'>",
+    "agreement": "<class 'float'>",
+    "paraphrase_spans": "<class 'list'>",
+    "source_spans": "<class 'list'>",
+}
+PROB_KEYS = {"paraphrase_probs": "<class 'list'>", "source_probs": "<class 'dict'>"}
+CONVERSATION_KEYS = {"pairs": "<class 'int'>", "paraphrases": "<class 'int'>", "skipped": "<class 'int'>"}
+
+
+class ConvoKitOutputError(ValueError):
+    """The input is not a ConvoKit directory, or the output would clash with it."""
+
+
+def check_prefix(prefix: str) -> None:
+    if not prefix or any(prefix.startswith(p) or p.startswith(prefix) for p in RESERVED_PREFIXES):
+        raise ConvoKitOutputError(
+            f"Meta key prefix {prefix!r} is empty or clashes with {RESERVED_PREFIXES} (ConvoKit's "
+            "MediaSum corpus keeps ContextDeP's gold there); choose another, e.g. 'sp_'."
+        )
+
+
+def output_keys(prefix: str, with_probs: bool) -> Tuple[Dict[str, str], Dict[str, str]]:
+    """(utterance keys, conversation keys) -> ConvoKit type, with the prefix."""
+    utterance = dict(UTTERANCE_KEYS, **(PROB_KEYS if with_probs else {}))
+    return ({prefix + k: v for k, v in utterance.items()}, {prefix + k: v for k, v in CONVERSATION_KEYS.items()})
+
+
+def records_path(output_dir, prefix: str) -> Path:
+    return Path(output_dir) / f"{prefix}annotate.records.jsonl"
+
+
+def _load_json(path: Path, default: Any) -> Any:
+    if not path.exists():
+        return default
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _meta_of(entry: Any) -> Dict[str, Any]:
+    """The meta dict of a conversations.json entry (``{"meta", "vectors"}`` or flat)."""
+    if isinstance(entry, dict) and isinstance(entry.get("meta"), dict) and set(entry) <= {"meta", "vectors"}:
+        return entry["meta"]
+    return entry
+
+
+def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
+    """ConvoKitOutputError when a key this run would add exists already."""
+    utt_keys, conv_keys = output_keys(prefix, with_probs)
+    index = _load_json(corpus / "index.json", {})
+    found = [k for k in utt_keys if k in index.get("utterances-index", {})]
+    found += [k for k in conv_keys if k in index.get("conversations-index", {})]
+    for entry in _load_json(corpus / "conversations.json", {}).values():
+        found += [k for k in conv_keys if isinstance(_meta_of(entry), dict) and k in _meta_of(entry)]
+    needle = json.dumps(prefix)[:-1].encode("utf-8")  # '"sp_' : only such lines are parsed
+    with open(corpus / "utterances.jsonl", "rb") as f:
+        for line in f:
+            if needle in line:
+                try:
+                    meta = json.loads(line).get("meta") or {}
+                except (ValueError, AttributeError):
+                    continue
+                found += [k for k in utt_keys if isinstance(meta, dict) and k in meta]
+    if found:
+        raise ConvoKitOutputError(
+            f"{corpus} already has meta key(s) {sorted(set(found))}; annotate never overwrites a key. "
+            "Choose another --meta-prefix."
+        )
+
+
+def check_paths(corpus: Path, output: Path, prefix: str) -> None:
+    """ConvoKitOutputError unless ``corpus`` is a ConvoKit directory and
+    ``output`` is outside it and new, empty or this run's own."""
+    if not (corpus / "utterances.jsonl").is_file():
+        raise ConvoKitOutputError(f"{corpus} is not a ConvoKit corpus directory with utterances.jsonl.")
+    out, src = output.resolve(), corpus.resolve()
+    if out == src or src in out.parents:
+        raise ConvoKitOutputError(f"The output directory {output} must be outside the corpus {corpus}.")
+    ours = checkpoint_path(records_path(output, prefix)).exists()
+    if output.exists() and (not output.is_dir() or any(output.iterdir())) and not ours:
+        raise ConvoKitOutputError(
+            f"{output} exists and is not an annotate output of this corpus; choose a new directory."
+        )
+
+
+def copy_corpus(corpus: Path, output: Path, overwrite: bool) -> None:
+    """Copy every file of the corpus but the merged ones into ``output``."""
+    output.mkdir(parents=True, exist_ok=True)
+    for path in corpus.iterdir():
+        if path.name in MERGED_FILES:
+            continue
+        if path.is_dir():
+            shutil.copytree(path, output / path.name, dirs_exist_ok=True)
+        else:
+            shutil.copy2(path, output / path.name)
+    if overwrite:
+        for name in MERGED_FILES:
+            (output / name).unlink(missing_ok=True)
+
+
+def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFIX,
+                 source: Optional[SourceOptions] = None, errors=None, overwrite: bool = False,
+                 with_probs: bool = False, **options: Any) -> Summary:
+    """Annotate a ConvoKit corpus into a copy of it (module doc); ``options``
+    go to ``run_local``."""
+    corpus, output = Path(corpus), Path(output)
+    check_prefix(meta_prefix)
+    source = source or SourceOptions()
+    if source.fmt not in (None, "convokit"):
+        raise ConvoKitOutputError(f"--output-format convokit needs ConvoKit input, not {source.fmt!r}.")
+    source.fmt = "convokit"
+    check_paths(corpus, output, meta_prefix)
+    check_no_clash(corpus, meta_prefix, with_probs)
+    copy_corpus(corpus, output, overwrite)
+    records = records_path(output, meta_prefix)
+    errors = Path(errors) if errors is not None else output / f"{meta_prefix}annotate.errors.jsonl"
+    summary = run_local(model, corpus, records, source=source, errors=errors, overwrite=overwrite,
+                        with_probs=with_probs, output_format="convokit", **options)
+    if summary.already_done and all((output / name).exists() for name in MERGED_FILES):
+        return summary
+    merge(corpus, output, records, errors, meta_prefix, with_probs)
+    return summary
+
+
+def _iter_jsonl(path: Path) -> Iterator[Dict[str, Any]]:
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs: bool) -> Iterator[Tuple[str, Dict[str, Any]]]:
+    """(utterance id, meta to add) for every utterance the records touch."""
+    current: Dict[str, Dict[str, Any]] = {}
+    conversation = object()
+    for record in records:
+        if record["conversation_id"] != conversation:
+            yield from current.items()
+            current, conversation = {}, record["conversation_id"]
+        pair_id = record["pair_id"]
+        for utt_id in record["second"]["utterance_ids"]:
+            meta = current.setdefault(utt_id, {})
+            meta.update({prefix + key: record[key] for key in ("pair_id", "score", "is_paraphrase", "vote_share", "agreement")})
+            meta.setdefault(prefix + "paraphrase_spans", [])
+            if with_probs:
+                meta[prefix + "paraphrase_probs"] = []
+        for utt_id in record["first"]["utterance_ids"]:
+            meta = current.setdefault(utt_id, {})
+            meta.setdefault(prefix + "source_spans", [])
+            if with_probs:
+                meta.setdefault(prefix + "source_probs", {})[pair_id] = []
+        for span in record["spans"]:
+            entry = {k: span[k] for k in ("start", "end", "text", "score")}
+            if span["side"] == "first":
+                current[span["utterance_id"]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
+            else:
+                current[span["utterance_id"]][prefix + "paraphrase_spans"].append(entry)
+        for side, words in (record.get("words") or {}).items():
+            for word in words:
+                meta = current[word["utterance_id"]]
+                probs = meta[prefix + "paraphrase_probs"] if side == "second" else meta[prefix + "source_probs"][pair_id]
+                probs.append(word["prob"])
+    yield from current.items()
+
+
+def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> Dict[str, List[int]]:
+    """conversation id -> [pairs written, paraphrases, pairs skipped]."""
+    counts: Dict[str, List[int]] = {}
+    for record in records:
+        c = counts.setdefault(record["conversation_id"], [0, 0, 0])
+        c[0] += 1
+        c[1] += bool(record["is_paraphrase"])
+    if errors.exists():
+        for entry in _iter_jsonl(errors):
+            if entry.get("kind") == "skipped":
+                counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
+    return counts
+
+
+def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, with_probs: bool) -> None:
+    """Write the three merged files of the output (module doc)."""
+    utt_keys, conv_keys = output_keys(prefix, with_probs)
+    store_path = output / f"{prefix}annotate.merge.sqlite"
+    store_path.unlink(missing_ok=True)
+    store = sqlite3.connect(str(store_path))
+    try:
+        store.execute("CREATE TABLE meta (id TEXT PRIMARY KEY, value TEXT)")
+        store.executemany(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+            ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(_iter_jsonl(records), prefix, with_probs)),
+        )
+        store.commit()
+        tmp = output / "utterances.jsonl.tmp"
+        _merge_utterances(corpus / "utterances.jsonl", tmp, store)
+    finally:
+        store.close()
+        store_path.unlink(missing_ok=True)
+    counts = conversation_counts(_iter_jsonl(records), errors)
+    _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys, prefix))
+    index = _load_json(corpus / "index.json", None)
+    if index is not None:
+        for name, keys in (("utterances-index", utt_keys), ("conversations-index", conv_keys)):
+            index.setdefault(name, {}).update({k: [v] for k, v in keys.items()})
+        _write_json(output / "index.json", index)
+    os.replace(tmp, output / "utterances.jsonl")
+
+
+def _merge_utterances(source: Path, target: Path, store: sqlite3.Connection) -> None:
+    with open(source, "rb") as src, open(target, "wb") as out:
+        for line in src:
+            try:
+                utterance = json.loads(line)
+                found = store.execute("SELECT value FROM meta WHERE id = ?", (str(utterance["id"]),)).fetchone()
+            except (ValueError, KeyError, TypeError):
+                found = None  # a malformed line (reported by the reader) is copied as it is
+            if found is None:
+                out.write(line)
+                continue
+            meta = utterance.get("meta")
+            meta = meta if isinstance(meta, dict) else {}
+            added = json.loads(found[0])
+            clash = sorted(set(added) & set(meta))
+            if clash:
+                raise ConvoKitOutputError(f"utterance {utterance['id']!r} already has meta key(s) {clash}.")
+            meta.update(added)
+            utterance["meta"] = meta
+            out.write((json.dumps(utterance) + "\n").encode("utf-8"))
+
+
+def _merged_conversations(corpus: Path, counts: Dict[str, List[int]], keys: Mapping[str, str], prefix: str):
+    conversations = _load_json(corpus / "conversations.json", {})
+    new_format = any(_meta_of(e) is not e for e in conversations.values())
+    for conv_id in counts:
+        if conv_id not in conversations:
+            conversations[conv_id] = {"meta": {}, "vectors": []} if new_format else {}
+    for conv_id, entry in conversations.items():
+        meta = _meta_of(entry)
+        clash = sorted(set(keys) & set(meta))
+        if clash:
+            raise ConvoKitOutputError(f"conversation {conv_id!r} already has meta key(s) {clash}.")
+        n = counts.get(conv_id, [0, 0, 0])
+        meta.update({prefix + "pairs": n[0], prefix + "paraphrases": n[1], prefix + "skipped": n[2]})
+    return conversations
+
+
+def _write_json(path: Path, value: Any) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(value, f)
+    os.replace(tmp, path)
