@@ -9,6 +9,7 @@ from . import pair_transformer  # noqa: F401  (registers architectures)
 from .spans import ParaphraseSpans, token_probs  # (registers the spans factories, tagger, scorer)
 from . import corpus  # noqa: F401
 from . import pair_classifier  # noqa: F401
+from .visualize import render  # noqa: F401  (HTML of pair Docs, docs/visualize.md)
 
 __version__ = "0.1.0"
 

@@ -1,0 +1,27 @@
+"""Pictures of the highlights: HTML of pair Docs and annotate records.
+
+``render`` draws each pair's two turns side by side, words shaded by their
+probability (or, for converted gold Docs, by the share of annotators who
+highlighted them), spans outlined and linked across the turns.
+``displacy_manual`` gives displaCy's own ``style="span"`` input. The command
+``python -m spacy_paraphrase visualize`` writes a page (``cli.py``). What the
+pictures read is the README's "What the component writes"; usage in
+docs/visualize.md.
+"""
+from .manual import DISPLACY_COLORS, displacy_manual
+from .markup import OPTIONS, render, render_records
+from .records import pair_view_from_record
+from .style import shade_color
+from .views import PairView, pair_view_from_doc
+
+__all__ = [
+    "render",
+    "render_records",
+    "displacy_manual",
+    "DISPLACY_COLORS",
+    "OPTIONS",
+    "shade_color",
+    "PairView",
+    "pair_view_from_doc",
+    "pair_view_from_record",
+]

@@ -1,0 +1,91 @@
+"""``python -m spacy_paraphrase visualize INPUT OUTPUT.html``: a page of pairs.
+
+INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold)
+or an annotate ``.jsonl`` output. The main app adds the command with
+``register(app)``.
+"""
+from pathlib import Path
+from typing import List, Optional
+
+import srsly
+import typer
+from spacy.tokens import DocBin
+from spacy.vocab import Vocab
+from wasabi import msg
+
+from ..pair_doc import PairDocError
+from .markup import render_views
+from .records import pair_view_from_record
+from .views import PairView, pair_view_from_doc
+
+SORTS = ("agreement", "score")
+
+
+def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional[float] = None) -> List[PairView]:
+    """Pair views of every pair in a ``.spacy`` or annotate ``.jsonl`` file.
+    Raises ValueError naming the file (and line or Doc) for bad input."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path}: file not found")
+    if path.suffix == ".spacy":
+        docs = DocBin().from_disk(path).get_docs(Vocab())
+        views = []
+        for i, doc in enumerate(docs):
+            try:
+                views.append(pair_view_from_doc(doc, i, spans_key=spans_key, threshold=threshold))
+            except (PairDocError, ValueError) as err:
+                raise ValueError(f"{path}, Doc {i + 1}: {err}") from None
+        return views
+    if path.suffix == ".jsonl":
+        views = []
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    views.append(pair_view_from_record(srsly.json_loads(line), len(views), threshold=threshold))
+                except ValueError as err:
+                    raise ValueError(f"{path}, line {number}: {err}") from None
+        return views
+    raise ValueError(f"{path}: expected a .spacy file of pair Docs or an annotate .jsonl file")
+
+
+def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
+    """``agreement``: most contested first (lowest agreement); ``score``:
+    highest score first. Pairs without the value go last; ties keep the input
+    order. ``None`` keeps the input order."""
+    if by is None:
+        return list(views)
+    if by not in SORTS:
+        raise ValueError(f"Unknown sort {by!r}; choose one of {SORTS}")
+    if by == "agreement":
+        return sorted(views, key=lambda v: (v.agreement is None, v.agreement or 0.0))
+    return sorted(views, key=lambda v: (v.score is None, -(v.score or 0.0)))
+
+
+def visualize_cli(
+    input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, or an annotate .jsonl output"),
+    output_path: Path = typer.Argument(..., help="The HTML page to write"),
+    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
+    sort: Optional[str] = typer.Option(None, "--sort", help="agreement (most contested first) | score (highest first); default: input order"),
+    spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as score >= THRESHOLD (default: from the spans / the records)"),
+):
+    """Write a self-contained HTML page of the pairs' highlights."""
+    if limit is not None and limit < 1:
+        msg.fail("--limit must be at least 1", exits=1)
+    try:
+        views = sort_views(load_views(input_path, spans_key=spans_key, threshold=threshold), sort)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    n_all = len(views)
+    views = views[:limit] if limit is not None else views
+    html = render_views(views, page=True, title=f"{input_path.name}: paraphrase highlights")
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    output_path.write_text(html, encoding="utf-8")
+    msg.good(f"Wrote {len(views)} of {n_all} pair(s) to {output_path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``visualize`` command to a typer app."""
+    app.command("visualize")(visualize_cli)

@@ -1,0 +1,101 @@
+import numpy
+import srsly
+import typer
+from spacy.tokens import DocBin
+from typer.testing import CliRunner
+
+from spacy_paraphrase.visualize.cli import register, sort_views
+from tests.visualize.helpers import model_doc
+
+runner = CliRunner()
+
+
+def _app():
+    app = typer.Typer()
+
+    @app.callback()
+    def main():  # a group, so that the command is called by its name as in the main app
+        pass
+
+    register(app)
+    return app
+
+
+def _docbin(path):
+    # Pair scores 0.9 (agreement 0.8), 0.55 (0.1), 0.3 (0.4).
+    docs = [model_doc(numpy.full(24, p), pair_id=name) for name, p in (("clear", 0.9), ("contested", 0.55), ("low", 0.3))]
+    DocBin(docs=docs, store_user_data=True).to_disk(path)
+    return path
+
+
+def _order(html, names=("clear", "contested", "low")):
+    found = [(html.find(f'<span class="spp-id">{n}</span>'), n) for n in names]
+    return [n for pos, n in sorted(found) if pos >= 0]
+
+
+def test_visualize_spacy_file_sorted_and_limited(tmp_path):
+    data = _docbin(tmp_path / "pairs.spacy")
+    out = tmp_path / "out" / "page.html"
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--sort", "agreement", "--limit", "2"])
+    assert result.exit_code == 0, result.output
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!DOCTYPE html>")
+    assert _order(html) == ["contested", "low"]
+    assert "Wrote 2 of 3 pair(s)" in result.output
+    runner.invoke(_app(), ["visualize", str(data), str(out), "--sort", "score"])
+    assert _order(out.read_text(encoding="utf-8")) == ["clear", "contested", "low"]
+    runner.invoke(_app(), ["visualize", str(data), str(out), "--threshold", "0.6"])
+    assert out.read_text(encoding="utf-8").count("not a paraphrase") == 2
+
+
+def test_visualize_other_spans_key(tmp_path):
+    doc = model_doc(numpy.full(24, 0.9))
+    doc.spans["mine"] = doc.spans["paraphrase"]
+    del doc.spans["paraphrase"]
+    DocBin(docs=[doc]).to_disk(tmp_path / "p.spacy")
+    out = tmp_path / "p.html"
+    assert runner.invoke(_app(), ["visualize", str(tmp_path / "p.spacy"), str(out), "--spans-key", "mine"]).exit_code == 0
+    assert "spp-span" in out.read_text(encoding="utf-8")
+
+
+def test_visualize_jsonl_records(tmp_path):
+    records = [
+        {"pair_id": "r1", "first": {"speaker": "A", "utterance_ids": ["u1"], "text": "I love it here"},
+         "second": {"speaker": "B", "utterance_ids": ["u2"], "text": "You like this place"},
+         "score": 0.8, "is_paraphrase": True, "agreement": 0.6,
+         "spans": [{"side": "second", "label": "PARAPHRASE", "utterance_id": "u2", "start": 4, "end": 8, "text": "like"}]},
+    ]
+    path = tmp_path / "out.jsonl"
+    srsly.write_jsonl(path, records)
+    out = tmp_path / "r.html"
+    result = runner.invoke(_app(), ["visualize", str(path), str(out)])
+    assert result.exit_code == 0, result.output
+    assert ">like</mark>" in out.read_text(encoding="utf-8")
+
+
+def test_visualize_bad_input_fails_clearly(tmp_path):
+    out = tmp_path / "x.html"
+    result = runner.invoke(_app(), ["visualize", str(tmp_path / "missing.spacy"), str(out)])
+    assert result.exit_code == 1 and "file not found" in result.output
+    (tmp_path / "a.csv").write_text("x")
+    result = runner.invoke(_app(), ["visualize", str(tmp_path / "a.csv"), str(out)])
+    assert result.exit_code == 1 and ".jsonl" in result.output
+    (tmp_path / "b.jsonl").write_text('{"pair_id": "ok"\n', encoding="utf-8")
+    result = runner.invoke(_app(), ["visualize", str(tmp_path / "b.jsonl"), str(out)])
+    assert result.exit_code == 1 and "line 1" in result.output
+    data = _docbin(tmp_path / "pairs.spacy")
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--sort", "length"])
+    assert result.exit_code == 1 and "Unknown sort" in result.output
+    assert runner.invoke(_app(), ["visualize", str(data), str(out), "--limit", "0"]).exit_code == 1
+    assert not out.exists()
+
+
+def test_sort_views_puts_missing_values_last():
+    class V:
+        def __init__(self, agreement, score):
+            self.agreement, self.score = agreement, score
+
+    views = [V(None, None), V(0.5, 0.2), V(0.1, 0.9)]
+    assert [v.agreement for v in sort_views(views, "agreement")] == [0.1, 0.5, None]
+    assert [v.score for v in sort_views(views, "score")] == [0.9, 0.2, None]
+    assert sort_views(views, None) == views
