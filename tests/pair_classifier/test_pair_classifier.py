@@ -10,8 +10,8 @@ from transformers.file_utils import ModelOutput
 
 import spacy_paraphrase.pair_classifier  # noqa: F401  (registers factory, architecture, scorer)
 from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
-from spacy_paraphrase.pair_classifier_model import build_pair_classifier, pooling_matrix
-from spacy_paraphrase.pair_classifier_scorer import score_pair_classifier
+from spacy_paraphrase.pair_classifier.model import build_pair_classifier, pooling_matrix
+from spacy_paraphrase.pair_classifier.scorer import score_pair_classifier
 
 THREE = [
     # first, second, target distribution over A, B, C

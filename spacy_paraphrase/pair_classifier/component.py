@@ -59,12 +59,10 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from spacy_paraphrase.pair_doc import get_turns, is_pair_doc
-from spacy_paraphrase import pair_classifier_model  # noqa: F401  (registers the architecture)
-from spacy_paraphrase.pair_classifier_scorer import (
-    make_pair_classifier_scorer,  # noqa: F401  (registers the scorer)
-    reference_targets,
-)
+from ..pair_doc import get_turns, is_pair_doc
+from . import model  # noqa: F401  (registers the architecture)
+from .scorer import make_pair_classifier_scorer  # noqa: F401  (registers the scorer)
+from .scorer import reference_targets
 
 default_model_config = """
 [model]

@@ -41,9 +41,9 @@ from thinc.types import Floats2d
 from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 
-from spacy_paraphrase.pair_doc import get_turns
-from spacy_paraphrase.pair_transformer import check_transformer_output
-from spacy_paraphrase.spans.model import tok2vec_width
+from ..pair_doc import get_turns
+from ..pair_transformer import check_transformer_output
+from ..spans.model import tok2vec_width
 
 POOLINGS = {"cls": ("cls",), "mean_turns": ("first", "second"), "cls_mean_turns": ("cls", "first", "second")}
 

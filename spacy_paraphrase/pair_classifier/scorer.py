@@ -34,7 +34,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
 
-from spacy_paraphrase.metrics import pair_classification_scores, prf
+from ..metrics import pair_classification_scores, prf
 
 
 def reference_targets(doc: Doc, labels: Sequence[str], where: str = "reference Doc") -> numpy.ndarray:
