@@ -9,11 +9,8 @@ mean of each turn's wordpieces) and classified by a softmax over the labels
 (``exclusive_classes = true``) or one sigmoid per label.
 
 The default pooling is ``"cls_mean_turns"`` (``[CLS]`` plus the mean of each
-turn): on MultiPIT-expert val with the offline MiniLM backbone, 280 steps of
-batch 16, two seeds, it averaged 67.7 accuracy / 67.6 macro F1 against 66.1 /
-65.9 for ``"cls"`` and 66.8 / 66.6 for ``"mean_turns"`` (paraphrase-class F1
-68.8-68.9 for all three; the gaps are within the seed-to-seed spread). The
-GPU configs use ``"cls"``, the papers' sequence-classification setup.
+turn; the comparison is in docs/research-log.md). The GPU configs use
+``"cls"``, the papers' sequence-classification setup.
 
 Settings (all in ``self.cfg``, saved with the pipeline):
 

@@ -1,62 +1,19 @@
-"""The ``paraphrase_spans`` component.
+"""The ``paraphrase_spans`` component: it scores every token of a pair Doc
+(``make_pair_doc``) with the probability of being part of a paraphrase across
+the two turns and writes ``doc.cats[cats_key]`` and ``doc.spans[spans_key]``
+through its ``Readout`` (``readout.py``). What it writes and the rules behind
+it: README.md, "What the component writes".
 
-Given a pair Doc (``make_pair_doc``), it scores every token with the
-probability of being part of a paraphrase across the two turns and writes:
-
-``doc.spans[spans_key]`` (default ``"paraphrase"``)
-    Maximal runs of highlighted tokens (see ``highlight_scale``), labelled
-    ``SOURCE`` (first turn) and ``PARAPHRASE`` (second turn), written only
-    when the pair passes ``threshold``. Its ``attrs``:
-
-    - ``"scores"``: one score per span, the mean probability of its tokens.
-    - ``"token_probs"``: float32 array of length ``len(doc)``, the probability of
-      every token (NaN = no probability: the token was cut from an over-long
-      pair, or lies outside both turns). Always written, whether or not the
-      pair passes, so visualizers and the scorer can read it.
-    - ``"pair_score"``: the pair score (same as ``doc.cats[cats_key]``).
-    - ``"vote_share"``: the pair score read as the predicted share of
-      annotators who would call the pair a paraphrase (meaningful as such for
-      models trained on soft targets, see ``--mode soft``), and
-      ``"agreement"`` = ``|2 * vote_share - 1|``: 1 for a clear call either way,
-      0 for a contested pair. Sort by it to separate clear from contested pairs.
-    - ``"n_windows"``: how many sequences the pair was encoded as: 1, or more
-      for a pair longer than the transformer's maximum (see
-      ``pair_transformer.pair_windows``; a token's vector is then the mean over
-      every window containing it).
-    - ``"truncated"``: True when tokens were cut even so (only a single token
-      longer than a whole window); ``"n_cut_tokens"``: how many tokens got no
-      wordpiece at all because of it.
-
-``doc.cats[cats_key]`` (default ``"PARAPHRASE"``)
-    The paper's decision rule as a score: the minimum over the two turns of
-    the maximum token probability in that turn. "score >= threshold" means
-    "some word in *both* turns reaches the threshold".
-
-Which tokens are highlighted (``highlight_scale``):
-
-``"absolute"`` (default, the paper's rule)
-    every token with probability >= ``highlight_threshold``.
-``"turn_max"``
-    every token with probability >= ``highlight_threshold`` times the highest
-    probability in its turn. A model trained on soft targets (``convert
-    contextdep --mode soft``) estimates the share of *all* annotators who
-    highlight a word, i.e. the pair's paraphrase vote share times the share of
-    the paraphrase-finding annotators; the gold highlight is the latter
-    reaching 0.5. Dividing by the turn's maximum removes the pair's vote share,
-    so one threshold means the same on clear and on contested pairs. The pair
-    score and ``token_probs`` are not affected. A turn whose maximum is 0 (or
-    that has no probability) gets no highlight.
-
-Tokens without wordpieces (whitespace tokens, e.g. those standing for
-ContextDeP's empty words, and tokens the tokenizer maps to nothing) get the
-minimum of the probabilities of the nearest scored tokens before and after them
-in the same turn (0.0 when there is none on one side), so they continue a
-highlighted run but never start or extend one. They are excluded from the loss.
+Laid out like spaCy's own components: default model config -> the
+``paraphrase_spans`` factory (with its score weights) -> the registered scorer
+``spacy_paraphrase.paraphrase_spans_scorer.v1`` (``scorer.py``) -> a thin
+``TrainablePipe``. Its settings live in ``cfg`` (saved with the pipeline).
 
 Training targets come from the reference Doc: ``doc.spans[spans_key].attrs
 ["token_targets"]`` (one value in [0, 1] per token, soft or hard) when present,
 else 1 for tokens inside the reference spans and 0 elsewhere. The loss is binary
-cross-entropy, averaged over the tokens that have wordpieces.
+cross-entropy, averaged over the tokens that have wordpieces, plus the optional
+pair loss (``pair_loss_weight``, see ``ParaphraseSpans.get_loss``).
 """
 from itertools import islice
 from typing import Callable, Dict, Iterable, List, Optional, Tuple
@@ -72,6 +29,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..pair_doc import get_turns, is_pair_doc
 from .model import TokenScores
 from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
+from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_token_targets
 
 default_model_config = """

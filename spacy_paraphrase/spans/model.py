@@ -2,14 +2,14 @@
 
 ``spacy_paraphrase.ParaphraseTagger.v1`` takes per-Doc ``TransformerData`` from
 a pair-aware transformer (a listener or an inline one, see
-``pair_transformer.py``), mean-pools each token's wordpiece vectors and scores
+``spacy_paraphrase.encoder``), mean-pools each token's wordpiece vectors and scores
 each token with a linear layer and a sigmoid: the probability that the token is
 part of the paraphrase.
 
 Its output is one ``TokenScores`` per Doc. Tokens without wordpieces get no
 probability from the model (NaN): whitespace tokens, tokens the tokenizer maps
 to nothing, and tokens cut from an over-long pair (``cut`` is True for those).
-The component decides what such tokens get (see ``paraphrase_spans.py``).
+The readout decides what such tokens get (``readout.fill_unscored``).
 """
 from dataclasses import dataclass
 from typing import List, Tuple, cast

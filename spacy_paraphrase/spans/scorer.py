@@ -1,49 +1,31 @@
-"""Scoring paraphrase highlights the way the ContextDeP paper does.
+"""The scorer of ``paraphrase_spans`` (``spacy_paraphrase.paraphrase_spans_scorer.v1``),
+scoring the way the ContextDeP paper does. It reads what the component writes
+(README.md, "What the component writes") with the component's ``Readout``.
+Keys, all prefixed with the component's name (``{name}_``):
 
-All keys are prefixed with the component's name (``{name}_...``):
+- ``pair_p``, ``pair_r``, ``pair_f``, ``pair_acc``, ``pair_macro_f`` (mean F1
+  of both classes): predicted paraphrase = ``doc.cats[cats_key] >= threshold``.
+- ``jaccard_first`` / ``jaccard_second``: per turn, the mean word-level
+  intersection over union of the gold and the predicted highlight
+  (``Readout.highlight_flags`` on the stored ``token_probs``, whether or not
+  the pair passed ``threshold``), over the pairs where both are non-empty
+  (``..._n``: how many); ``..._p50``: the paper's exact variant, highlight
+  threshold 0.5 on the absolute scale.
+- ``token_p``, ``token_r``, ``token_f``: over all tokens; a predicted token is
+  one inside an output span (so only pairs that pass ``threshold`` count).
+- Soft metrics, when every reference span group carries the annotator counts
+  (``votes``, ``highlight_counts``), else None: ``soft_token_ce`` and
+  ``soft_token_brier`` of each token's probability (clipped to [1e-7, 1-1e-7])
+  against its annotator share; ``soft_pair_pearson``, ``soft_pair_spearman``
+  and ``soft_pair_brier`` of the pair score against the vote share. Always:
+  ``pair_ece``, the expected calibration error of the pair score against the
+  gold label (10 equal-width bins, ``metrics.expected_calibration_error``).
 
-Pair classification (positive class = paraphrase; predicted label =
-``doc.cats[cats_key] >= threshold``):
-    ``pair_p``, ``pair_r``, ``pair_f``, ``pair_acc``, ``pair_macro_f`` (mean of
-    the F1 of the paraphrase and the not-paraphrase class).
-
-Highlights, per turn (``first``, ``second``):
-    ``jaccard_first`` / ``jaccard_second``: mean word-level intersection over
-    union between gold and predicted highlight of that turn, over the pairs
-    where both are non-empty. The predicted highlight is every token the
-    component's rule highlights (``highlight_threshold`` with
-    ``highlight_scale``, see ``paraphrase_spans.highlight_flags``; read from the
-    stored ``token_probs``), whether or not the pair passed ``threshold``.
-    ``jaccard_first_p50`` / ``jaccard_second_p50``: the paper's exact
-    variant, the same with the highlight threshold fixed at 0.5 (absolute).
-    ``jaccard_first_n`` / ``jaccard_second_n``: how many pairs entered each mean.
-
-Tokens: ``token_p``, ``token_r``, ``token_f`` over all tokens of all pairs,
-where a predicted token is one inside an output span (so only pairs that pass
-``threshold`` contribute predictions).
-
-Soft metrics, against the annotators' distribution (only when the reference
-span groups carry ``votes`` and ``highlight_counts``; otherwise ``None``):
-    ``soft_token_ce``: mean binary cross-entropy ``-(s log p + (1-s) log(1-p))``
-    between each token's probability ``p`` and its annotator share ``s`` =
-    highlight count / all annotators of the pair (p clipped to [1e-7, 1-1e-7];
-    tokens without a probability are left out).
-    ``soft_token_brier``: mean ``(p - s)^2`` over the same tokens.
-    ``soft_pair_pearson`` / ``soft_pair_spearman``: correlation between the
-    pair score and the pair's paraphrase vote share (votes / annotators).
-    ``soft_pair_brier``: mean ``(score - share)^2`` over pairs.
-    ``pair_ece``: expected calibration error of the pair score against the
-    gold (majority) pair label: 10 equal-width bins of the score over [0, 1];
-    ``sum_b |B|/N * |mean score in B - fraction of gold paraphrases in B|``.
-
-Gold: when the reference span group carries the annotator counts written by
-the converters (``attrs["votes"] = [paraphrase_votes, annotators]`` and
-``attrs["highlight_counts"]``), the paper's gold is rebuilt from them: the pair
-is a paraphrase iff ``2 * paraphrase_votes >= annotators``; a word is
-highlighted iff the pair is a paraphrase and ``2 * count >= paraphrase_votes``.
-Otherwise the pair label is ``reference.cats[cats_key] >= 0.5`` (or, without
-it, "both turns have gold tokens") and the gold words are the tokens with target
->= 0.5 (``attrs["token_targets"]``) or inside the reference spans.
+Gold (``reference_gold``): with annotator counts, the paper's rule (a
+paraphrase iff ``2 * paraphrase_votes >= annotators``; a word iff the pair is
+one and ``2 * count >= paraphrase_votes``); otherwise
+``reference.cats[cats_key] >= 0.5`` (without it: both turns have gold tokens)
+and the tokens with target >= 0.5 (``reference_token_targets``).
 """
 from typing import Dict, Iterable, List, Optional, Tuple
 
