@@ -3,7 +3,7 @@
 The two turns of a pair Doc (see ``pair_doc.py``) are encoded as one real text
 pair, ``[CLS] first [SEP] second [SEP]`` (the tokenizer's ``text_pair``, with
 ``token_type_ids`` where the model has them). Wordpieces are aligned back to the
-Doc's tokens by character offsets (``alignment.py``), and the output is an
+Doc's tokens by character offsets (``encoder/plan.py``, ``encoder/alignment.py``), and the output is an
 ordinary spacy-transformers ``FullTransformerBatch``, so the stock
 ``transformer`` component, its listeners, training and serialization all work
 unchanged.
@@ -39,10 +39,10 @@ from spacy_transformers.layers.transformer_model import (
     huggingface_from_pretrained,
 )
 
-from thinc.types import Ragged
 
-from .alignment import char_to_token, token_pieces
 from .backbones import missing_backbone_hint, resolve_model_name
+from .encoder.plan import PaddedPieces, encode_pairs, padded_pieces
+from .encoder.windows import pair_windows, token_windows  # noqa: F401  (moved; re-exported)
 from .pair_doc import get_turns
 
 DEFAULT_MAX_LENGTH = 512
@@ -173,226 +173,18 @@ def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
     encoding = model.tokenizer(
         ["hello world"], ["hello"], return_tensors="np", return_attention_mask=True
     )
-    wordpieces = _wordpieces(model.tokenizer, encoding)
-    model.layers[0].initialize(X=wordpieces)
+    model.layers[0].initialize(X=to_wordpieces(padded_pieces(model.tokenizer, encoding)))
 
 
-def _wordpieces(tokenizer, encoding) -> WordpieceBatch:
-    input_ids = encoding["input_ids"]
-    attention_mask = encoding["attention_mask"]
-    token_type_ids = encoding.get("token_type_ids")
-    strings = [tokenizer.convert_ids_to_tokens(row) for row in input_ids]
+def to_wordpieces(pieces: PaddedPieces) -> WordpieceBatch:
+    """The plan's padded rows as spacy-transformers' WordpieceBatch."""
     return WordpieceBatch(
-        strings=strings,
-        input_ids=numpy.ascontiguousarray(input_ids, dtype="i"),
-        attention_mask=numpy.ascontiguousarray(attention_mask, dtype="f"),
-        lengths=[int(x) for x in attention_mask.sum(axis=1)],
-        token_type_ids=(
-            numpy.ascontiguousarray(token_type_ids, dtype="i")
-            if token_type_ids is not None
-            else None
-        ),
+        strings=pieces.strings,
+        input_ids=pieces.input_ids,
+        attention_mask=pieces.attention_mask,
+        lengths=pieces.lengths,
+        token_type_ids=pieces.token_type_ids,
     )
-
-
-def _piece_counts(tokenizer, doc: Doc, turn) -> numpy.ndarray:
-    """Wordpieces per token of one turn, tokenized alone (no special tokens)."""
-    text = doc.text[turn.start_char : turn.end_char]
-    enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn.start_char
-    pieces = token_pieces(doc, offsets)
-    return numpy.asarray([len(pieces[i]) for i in range(turn.start, turn.end)], dtype="i")
-
-
-def token_windows(counts: numpy.ndarray, size: int, overlap: int) -> List[Tuple[int, int]]:
-    """Cut a turn (pieces per token) into windows of whole tokens holding at
-    most ``size`` pieces, each overlapping the previous by about ``overlap``
-    pieces. Returns (start, end) token offsets within the turn; together they
-    cover every token. A single token with more pieces than ``size`` is a
-    window of its own (the tokenizer then cuts its tail)."""
-    n = len(counts)
-    windows: List[Tuple[int, int]] = []
-    a = 0
-    while a < n:
-        b = a
-        total = 0
-        while b < n and (b == a or total + counts[b] <= size):
-            total += int(counts[b])
-            b += 1
-        windows.append((a, b))
-        if b >= n:
-            break
-        # step back from b while the overlap stays within budget, but move on
-        nxt = b
-        back = 0
-        while nxt - 1 > a and back + counts[nxt - 1] <= overlap:
-            nxt -= 1
-            back += int(counts[nxt])
-        a = nxt
-    return windows
-
-
-def pair_windows(tokenizer, doc: Doc, max_length: int) -> List[Tuple[Tuple[int, int], Tuple[int, int]]]:
-    """Windows for a pair too long for the model: the longer turn is cut into
-    overlapping windows, each encoded against the whole other turn when that
-    fits in half the budget, else against the matching window of the other
-    turn (windows of the two turns are paired in order, so every window of
-    both turns is encoded at least once). Returns ((a_start, a_end),
-    (b_start, b_end)) Doc token ranges, one per sequence."""
-    first, second = get_turns(doc)
-    budget = max(2, max_length - tokenizer.num_special_tokens_to_add(pair=True))
-    ca = _piece_counts(tokenizer, doc, first)
-    cb = _piece_counts(tokenizer, doc, second)
-    na, nb = int(ca.sum()), int(cb.sum())
-    if na + nb <= budget:
-        return [((first.start, first.end), (second.start, second.end))]
-    half = budget // 2
-    if min(na, nb) <= half:
-        if na <= nb:
-            size_a, size_b = max(na, 1), budget - max(na, 1)
-        else:
-            size_b, size_a = max(nb, 1), budget - max(nb, 1)
-    else:
-        size_a = size_b = half
-    wa = token_windows(ca, size_a, size_a // 4)
-    wb = token_windows(cb, size_b, size_b // 4)
-    m = max(len(wa), len(wb))
-    out = []
-    for j in range(m):
-        a0, a1 = wa[j * len(wa) // m]
-        b0, b1 = wb[j * len(wb) // m]
-        out.append(((first.start + a0, first.start + a1), (second.start + b0, second.start + b1)))
-    return out
-
-
-def encode_pairs(tokenizer, docs: List[Doc], max_length: int):
-    """Tokenize the pair Docs as text pairs and align the pieces to tokens.
-
-    A pair that fits in ``max_length`` pieces is one sequence. A longer pair
-    is encoded as several sequences (windows, see ``pair_windows``); a token
-    in several windows is aligned to its pieces in all of them, so its vector
-    is the mean over every window that contains it (the merge rule).
-
-    Returns (wordpieces, align, cut_tokens, rows): a WordpieceBatch with one
-    row per sequence, the Ragged token->piece alignment (doc order), per Doc a
-    boolean array of tokens that got no piece because a single window still
-    overflowed (rare: a token longer than a window), and per Doc its number of
-    sequences.
-    """
-    turns = [get_turns(doc) for doc in docs]
-    texts = [doc.text for doc in docs]  # doc.text is rebuilt on every access
-    firsts = [text[a.start_char : a.end_char] for text, (a, _) in zip(texts, turns)]
-    seconds = [text[b.start_char : b.end_char] for text, (_, b) in zip(texts, turns)]
-    first_pass = tokenizer(
-        firsts,
-        seconds,
-        add_special_tokens=True,
-        truncation="longest_first",
-        max_length=max_length,
-        padding="longest",
-        return_offsets_mapping=True,
-        return_attention_mask=True,
-        return_token_type_ids=None,
-        return_tensors="np",
-    )
-    # (doc index, first-turn char start, second-turn char start, encoding index, batch)
-    sequences = []
-    window_texts: List[Tuple[str, str]] = []
-    window_meta = []
-    for i, (doc, (first, second)) in enumerate(zip(docs, turns)):
-        if not first_pass.encodings[i].overflowing:
-            sequences.append((i, first.start_char, second.start_char, ("first", i)))
-            continue
-        for (a0, a1), (b0, b1) in pair_windows(tokenizer, doc, max_length):
-            sa, sb = doc[a0].idx, doc[b0].idx
-            ea = doc[a1 - 1].idx + len(doc[a1 - 1].text)
-            eb = doc[b1 - 1].idx + len(doc[b1 - 1].text)
-            window_meta.append(len(sequences))
-            sequences.append((i, sa, sb, ("window", len(window_texts))))
-            window_texts.append((texts[i][sa:ea], texts[i][sb:eb]))
-    second_pass = None
-    if window_texts:
-        second_pass = tokenizer(
-            [a for a, _ in window_texts],
-            [b for _, b in window_texts],
-            add_special_tokens=True,
-            truncation="longest_first",
-            max_length=max_length,
-            return_offsets_mapping=True,
-            return_attention_mask=True,
-            return_token_type_ids=None,
-        )
-    features = {"input_ids": [], "attention_mask": []}
-    has_types = "token_type_ids" in first_pass
-    if has_types:
-        features["token_type_ids"] = []
-    seq_offsets = []
-    overflowed = []
-    for doc_i, start_a, start_b, (source, k) in sequences:
-        enc = first_pass if source == "first" else second_pass
-        if second_pass is not None:
-            keep = numpy.asarray(enc["attention_mask"][k], dtype=bool)  # drop padding
-            for key in features:
-                features[key].append(numpy.asarray(enc[key][k])[keep].tolist())
-        seq_ids = numpy.asarray([-1 if x is None else x for x in enc.sequence_ids(k)], dtype="i")
-        offsets = numpy.asarray(enc["offset_mapping"][k], dtype="i").reshape(-1, 2)
-        offsets = offsets + numpy.where(seq_ids == 0, start_a, start_b)[:, None]
-        offsets[seq_ids < 0] = 0
-        seq_offsets.append(offsets)
-        overflowed.append(bool(enc.encodings[k].overflowing))
-    if second_pass is None:
-        # No windows (the common case): the first pass is already one padded batch.
-        padded = {key: first_pass[key] for key in features}
-    else:
-        # Whole pairs and windows come from two tokenizer calls: pad them
-        # together (silencing the hint about calling __call__ instead).
-        getattr(tokenizer, "deprecation_warnings", {})["Asking-to-pad-a-fast-tokenizer"] = True
-        padded = tokenizer.pad(features, padding="longest", return_tensors="np")
-    row_length = padded["input_ids"].shape[1]
-    rows_per_doc = [0] * len(docs)
-    per_doc: List[List[List[int]]] = [[[] for _ in range(len(doc))] for doc in docs]
-    doc_overflow = [False] * len(docs)
-    ctts = [char_to_token(doc, len(text)) for doc, text in zip(docs, texts)]
-    for row, ((doc_i, _, _, _), offsets, over) in enumerate(zip(sequences, seq_offsets, overflowed)):
-        doc = docs[doc_i]
-        pieces = token_pieces(doc, offsets, ctts[doc_i], texts[doc_i])
-        base = row * row_length
-        for t, js in enumerate(pieces):
-            if js:
-                per_doc[doc_i][t].extend(base + j for j in js)
-        rows_per_doc[doc_i] += 1
-        # Only window sequences can overflow (an overflowing whole pair is
-        # replaced by its windows): then a window was still too long.
-        doc_overflow[doc_i] = doc_overflow[doc_i] or over
-    cut_tokens = []
-    for doc_i, doc in enumerate(docs):
-        cut = numpy.zeros((len(doc),), dtype="bool")
-        first, second = turns[doc_i]
-        if doc_overflow[doc_i]:
-            for turn in (first, second):
-                for token in turn:
-                    if not per_doc[doc_i][token.i] and not token.is_space:
-                        cut[token.i] = True
-        cut_tokens.append(cut)
-    lengths: List[int] = []
-    flat: List[int] = []
-    for doc_pieces in per_doc:
-        for js in doc_pieces:
-            lengths.append(len(js))
-            flat.extend(sorted(js))
-    align = Ragged(numpy.asarray(flat, dtype="i"), numpy.asarray(lengths, dtype="i"))
-    strings = [tokenizer.convert_ids_to_tokens(r) for r in padded["input_ids"]]
-    token_type_ids = padded.get("token_type_ids")
-    wordpieces = WordpieceBatch(
-        strings=strings,
-        input_ids=numpy.ascontiguousarray(padded["input_ids"], dtype="i"),
-        attention_mask=numpy.ascontiguousarray(padded["attention_mask"], dtype="f"),
-        lengths=[int(x) for x in padded["attention_mask"].sum(axis=1)],
-        token_type_ids=(
-            numpy.ascontiguousarray(token_type_ids, dtype="i") if token_type_ids is not None else None
-        ),
-    )
-    return wordpieces, align, cut_tokens, rows_per_doc
 
 
 _THREADS_CHECKED_PID: Optional[int] = None
@@ -583,7 +375,8 @@ def pair_forward(
         return FullTransformerBatch.empty(0), lambda d: docs
     _check_fast(model.tokenizer)
     max_length = get_max_length(model)
-    wordpieces, align, cut_tokens, rows = encode_pairs(model.tokenizer, docs, max_length)
+    plan = encode_pairs(model.tokenizer, docs, max_length)
+    wordpieces, align, cut_tokens, rows = to_wordpieces(plan.pieces), plan.align, plan.cut_tokens, plan.rows
     n_cut = sum(1 for cut in cut_tokens if cut.any())
     if n_cut:
         warnings.warn(
