@@ -2,12 +2,28 @@
 (docs/architecture.md, "The pair encoder").
 
 alignment.py (pieces to tokens), windows.py (long pairs), plan.py
-(tokenize and align a batch); the model itself is still in
-``spacy_paraphrase/pair_transformer.py``.
+(tokenize and align a batch), batching.py (sub-batches by length), shim.py
+(torch workarounds), model.py (``PairTransformerModel``), architectures.py
+(the registered names).
 """
 from .alignment import char_to_token, token_pieces
 from .windows import pair_windows, piece_counts, token_windows
 from .plan import PaddedPieces, PairPlan, encode_pairs
+from .batching import DEFAULT_MAX_PADDING, padding_groups, run_transformer
+from .shim import PairHFShim, limit_threads_in_worker
+from .model import (
+    DEFAULT_MAX_LENGTH,
+    PairTransformerBatch,
+    PairTransformerModel,
+    TruncationWarning,
+    check_transformer_output,
+    get_max_length,
+)
+from .architectures import (
+    create_inline_pair_transformer,
+    create_pair_listener,
+    create_pair_transformer_model,
+)
 
 __all__ = [
     "char_to_token",
@@ -18,4 +34,18 @@ __all__ = [
     "PaddedPieces",
     "PairPlan",
     "encode_pairs",
+    "DEFAULT_MAX_PADDING",
+    "padding_groups",
+    "run_transformer",
+    "PairHFShim",
+    "limit_threads_in_worker",
+    "DEFAULT_MAX_LENGTH",
+    "PairTransformerBatch",
+    "PairTransformerModel",
+    "TruncationWarning",
+    "check_transformer_output",
+    "get_max_length",
+    "create_pair_transformer_model",
+    "create_pair_listener",
+    "create_inline_pair_transformer",
 ]

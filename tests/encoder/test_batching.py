@@ -1,16 +1,15 @@
-"""The pair transformer's speed paths: sub-batching by length
-(pair_transformer.padding_groups / run_transformer) and predict without
-train/eval toggles:
-same outputs and same training updates as one forward pass per batch."""
+"""Sub-batching by length (encoder/batching.py: padding_groups /
+run_transformer): same outputs and same training updates as one forward pass
+per batch."""
 import numpy
 import pytest
-import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from thinc.api import Adam, fix_random_seed
 
 from spacy_paraphrase import make_pair_doc, token_probs
-from spacy_paraphrase.pair_transformer import padding_groups
+from spacy_paraphrase.encoder import batching
+from spacy_paraphrase.encoder.batching import padding_groups
 
 from tests.util import make_examples, make_nlp
 
@@ -65,18 +64,16 @@ def _set_max_padding(nlp, value):
 @pytest.fixture
 def count_groups(monkeypatch):
     """Let tiny batches split (no minimum group size) and count the groups."""
-    from spacy_paraphrase import pair_transformer
-
-    monkeypatch.setattr(pair_transformer, "MIN_GROUP_PIECES", 0)
+    monkeypatch.setattr(batching, "MIN_GROUP_PIECES", 0)
     seen = []
-    original = pair_transformer.padding_groups
+    original = batching.padding_groups
 
     def spy(*args, **kwargs):
         groups = original(*args, **kwargs)
         seen.append(len(groups))
         return groups
 
-    monkeypatch.setattr(pair_transformer, "padding_groups", spy)
+    monkeypatch.setattr(batching, "padding_groups", spy)
     return seen
 
 
@@ -130,26 +127,6 @@ def test_grouped_training_matches_one_pass(tiny_bert, count_groups):
         numpy.testing.assert_allclose(x, y, atol=1e-4)
 
 
-def test_predict_leaves_eval_mode_and_update_trains(tiny_bert):
-    fix_random_seed(0)
-    nlp = make_nlp(tiny_bert)
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    module = nlp.get_pipe("transformer").model.layers[0].shims[0]._model
-    first = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
-    assert module.training is False  # no switch back to train mode after predict
-    nlp.update(examples, sgd=Adam(1e-3), drop=0.1)
-    assert module.training is True  # training passes still run in train mode (dropout on)
-    # predictions do not depend on the mode the module was left in (dropout off)
-    module.train()
-    again = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
-    module.train()
-    third = [token_probs(d, "paraphrase") for d in nlp.pipe([eg.predicted.copy() for eg in examples])]
-    for x, y in zip(again, third):
-        numpy.testing.assert_allclose(x, y, atol=1e-6)
-    assert any(not numpy.allclose(x, y) for x, y in zip(first, again))  # the update changed the model
-
-
 def test_models_returning_every_layer_run_in_one_pass(tiny_bert, count_groups):
     """With output_hidden_states the per-layer tuple is kept exact: no
     sub-batching, and each layer's output covers the whole padded batch."""
@@ -177,33 +154,3 @@ def test_models_returning_every_layer_run_in_one_pass(tiny_bert, count_groups):
     assert calls == [batch.wordpieces.input_ids.shape]  # ... but ran as one pass
     hidden = batch.model_output.hidden_states
     assert len(hidden) == 3 and all(h.shape[:2] == batch.wordpieces.input_ids.shape for h in hidden)
-
-
-def test_optimizer_averages_reach_the_transformer(tiny_bert):
-    """With ``use_averages`` the optimizer keeps the transformer's averaged
-    weights under ``(shim.id, name)`` keys; ``nlp.use_params`` (what ``spacy
-    train`` evaluates and saves with) must put them into the torch module and
-    restore the trained weights afterwards."""
-    fix_random_seed(0)
-    nlp = make_nlp(tiny_bert)
-    examples = make_examples(nlp)
-    nlp.initialize(lambda: examples)
-    opt = Adam(1e-2, use_averages=True)
-    for _ in range(3):
-        nlp.update(examples, sgd=opt)
-    shim = nlp.get_pipe("transformer").model.layers[0].shims[0]
-    name, param = next((n, p) for n, p in shim._model.named_parameters() if n.endswith("query.weight"))
-    trained = param.detach().numpy().copy()
-    average = opt.averages[(shim.id, name)]
-    assert not numpy.allclose(trained, average)  # three steps: the average lags the weights
-    docs = [eg.predicted for eg in examples]
-    plain = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs])]
-    with nlp.use_params(opt.averages):
-        numpy.testing.assert_allclose(param.detach().numpy(), average, atol=1e-6)
-        averaged = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs])]
-    numpy.testing.assert_allclose(param.detach().numpy(), trained)
-    assert any(not numpy.allclose(x, y) for x, y in zip(plain, averaged))
-    # string keys (the stock shim's form) still work, and unknown keys change nothing
-    with shim.use_params({f"pytorch_{shim.id}_{name}": numpy.zeros_like(trained), ("other", name): 1}):
-        assert not param.detach().numpy().any()
-    numpy.testing.assert_allclose(param.detach().numpy(), trained)

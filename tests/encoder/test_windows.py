@@ -52,10 +52,12 @@ def test_long_first_turn_is_windowed_against_the_whole_second(nlp, tokenizer):
     assert len(windows) > 2
     assert all(b == (second.start, second.end) for _, b in windows)
     covered = set()
-    for (a0, a1), _ in windows:
+    for j, ((a0, a1), _) in enumerate(windows):
         assert first.start <= a0 < a1 <= first.end
         n_pieces = sum(len(tokenizer.tokenize(t.text)) for t in doc[a0:a1])
         assert n_pieces + 3 + 3 <= 24  # + [CLS] [SEP] [SEP] and the second turn
+        if j < len(windows) - 1:
+            assert n_pieces > (24 - 3) // 2  # the first turn gets all the budget the second leaves
         covered.update(range(a0, a1))
     assert covered == set(range(first.start, first.end))
 

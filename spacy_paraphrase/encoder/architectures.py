@@ -1,0 +1,77 @@
+"""The registered architectures of the pair transformer (names and parameters
+in the README's "Registered names")."""
+from typing import List
+
+from spacy.tokens import Doc
+from spacy.util import SimpleFrozenDict, registry
+from spacy_transformers.data_classes import FullTransformerBatch, TransformerData
+from spacy_transformers.layers import TransformerListener, split_trf_batch
+from thinc.api import Model, chain
+
+from .batching import DEFAULT_MAX_PADDING
+from .model import PairTransformerModel
+
+
+@registry.architectures("spacy_paraphrase.PairTransformerModel.v1")
+def create_pair_transformer_model(
+    name: str,
+    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
+    transformer_config: dict = SimpleFrozenDict(),
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = SimpleFrozenDict(),
+    max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
+) -> Model[List[Doc], FullTransformerBatch]:
+    """The pair-aware transformer, for the stock ``transformer`` component.
+
+    name (str): Hugging Face model name or local directory; offline-packaged
+        backbones are resolved by ``backbones.resolve_model_name``.
+    max_length (int): most wordpieces per pair; 0 = the model's own limit.
+    max_padding (float): run each batch in sub-batches of similar length whose
+        padding is at most this share of their pieces (1.0 = one forward pass
+        per batch, as spacy-transformers does). Same outputs, less compute.
+    mixed_precision, grad_scaler_config: as in spacy-transformers (GPU only).
+    """
+    return PairTransformerModel(
+        name,
+        tokenizer_config=tokenizer_config,
+        transformer_config=transformer_config,
+        mixed_precision=mixed_precision,
+        grad_scaler_config=grad_scaler_config,
+        max_length=max_length,
+        max_padding=max_padding,
+    )
+
+
+@registry.architectures("spacy_paraphrase.PairTransformerListener.v1")
+def create_pair_listener(upstream: str = "*") -> Model[List[Doc], List[TransformerData]]:
+    """Listen to a ``transformer`` component earlier in the pipeline, getting
+    its per-Doc ``TransformerData`` (wordpiece vectors, alignment and cut
+    tokens) unpooled."""
+    return TransformerListener(upstream_name=upstream)
+
+
+@registry.architectures("spacy_paraphrase.PairTransformer.v1")
+def create_inline_pair_transformer(
+    name: str,
+    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
+    transformer_config: dict = SimpleFrozenDict(),
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = SimpleFrozenDict(),
+    max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
+) -> Model[List[Doc], List[TransformerData]]:
+    """A pair-aware transformer owned by one component (no sharing), giving
+    the same per-Doc ``TransformerData`` as the listener."""
+    trf = create_pair_transformer_model(
+        name,
+        tokenizer_config=tokenizer_config,
+        transformer_config=transformer_config,
+        mixed_precision=mixed_precision,
+        grad_scaler_config=grad_scaler_config,
+        max_length=max_length,
+        max_padding=max_padding,
+    )
+    model = chain(trf, split_trf_batch())
+    model.set_ref("transformer", trf)
+    return model

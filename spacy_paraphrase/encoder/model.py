@@ -1,0 +1,228 @@
+"""The pair-aware transformer model for spacy-transformers.
+
+``PairTransformerModel`` is spacy-transformers' ``TransformerModel`` whose
+forward pass encodes each pair Doc's two turns as one text pair
+(``plan.py``, with windows for long pairs: ``windows.py``) and runs the
+transformer in sub-batches (``batching.py``). Its output is an ordinary
+``FullTransformerBatch`` that also records the cut tokens per Doc, so the
+stock ``transformer`` component, its listeners, training and serialization
+all work unchanged. Tokens without pieces: README, "What the component writes".
+"""
+import copy
+import warnings
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+from spacy.util import SimpleFrozenDict
+from spacy_transformers.data_classes import FullTransformerBatch, TransformerData, WordpieceBatch
+from spacy_transformers.layers.transformer_model import TransformerModel, huggingface_from_pretrained
+
+from ..backbones import missing_backbone_hint, resolve_model_name
+from ..pair_doc import get_turns
+from .batching import DEFAULT_MAX_PADDING, run_transformer
+from .plan import PaddedPieces, encode_pairs, padded_pieces
+from .shim import PairHFShim, limit_threads_in_worker
+
+DEFAULT_MAX_LENGTH = 512
+
+
+class TruncationWarning(UserWarning):
+    """Some tokens of a batch got no wordpiece: each was longer than a whole
+    window of the transformer."""
+
+
+@dataclass
+class PairTransformerBatch(FullTransformerBatch):
+    """A FullTransformerBatch that also records, per Doc, which tokens were cut
+    because the pair exceeded the model's maximum length."""
+
+    cut_tokens: Optional[List[numpy.ndarray]] = None
+
+    def split_by_doc(self) -> List[TransformerData]:
+        outputs = super().split_by_doc()
+        if self.cut_tokens is not None:
+            for data, cut in zip(outputs, self.cut_tokens):
+                data.cut_tokens = cut  # type: ignore[attr-defined]
+        return outputs
+
+
+def whole_doc_spans(docs: List[Doc]):
+    return [[doc[:]] for doc in docs]
+
+
+class PairTransformerModel(TransformerModel):
+    """spacy-transformers' TransformerModel, encoding each pair Doc's two turns
+    as one text pair; its torch layer runs on a ``PairHFShim``."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        tokenizer_config: dict = SimpleFrozenDict(),
+        transformer_config: dict = SimpleFrozenDict(),
+        mixed_precision: bool = False,
+        grad_scaler_config: dict = SimpleFrozenDict(),
+        max_length: int = 0,
+        max_padding: float = DEFAULT_MAX_PADDING,
+    ):
+        tokenizer_config = dict(tokenizer_config)
+        tokenizer_config.setdefault("use_fast", True)
+        super().__init__(
+            name,
+            whole_doc_spans,
+            tokenizer_config=tokenizer_config,
+            transformer_config=dict(transformer_config),
+            mixed_precision=mixed_precision,
+            grad_scaler_config=dict(grad_scaler_config),
+        )
+        # TransformerModel's HFWrapper layer is built with the stock HFShim,
+        # still empty (the weights come in pair_init): put a PairHFShim over
+        # the same HF objects in its place.
+        wrapper = self.layers[0]
+        wrapper.shims[0] = PairHFShim(
+            wrapper.shims[0]._hfmodel,
+            mixed_precision=mixed_precision,
+            grad_scaler_config=dict(grad_scaler_config),
+        )
+        setattr(self, "_func", pair_forward)
+        setattr(self, "init", pair_init)
+        self.attrs["max_length"] = max_length
+        self.attrs["max_padding"] = float(max_padding)
+        self.attrs["init_args"] = dict(
+            tokenizer_config=tokenizer_config,
+            transformer_config=dict(transformer_config),
+            mixed_precision=mixed_precision,
+            grad_scaler_config=dict(grad_scaler_config),
+            max_length=max_length,
+            max_padding=max_padding,
+        )
+
+    def copy(self):
+        copied = PairTransformerModel(self.attrs["name"], **self.attrs["init_args"])
+        params = {}
+        for pname in self.param_names:
+            params[pname] = self.get_param(pname) if self.has_param(pname) else None
+        copied.params = copy.deepcopy(params)
+        copied.dims = copy.deepcopy(self._dims)
+        copied.layers[0] = copy.deepcopy(self.layers[0])
+        for gname in self.grad_names:
+            copied.set_grad(gname, self.get_grad(gname).copy())
+        copied.attrs["has_transformer"] = self.attrs["has_transformer"]
+        return copied
+
+
+def get_max_length(model: PairTransformerModel) -> int:
+    """The most wordpieces one pair may have: the configured ``max_length`` when
+    set, else the smaller of the tokenizer's and the model's limits."""
+    configured = model.attrs.get("max_length") or 0
+    if configured > 0:
+        return int(configured)
+    limit = getattr(model.tokenizer, "model_max_length", None) or DEFAULT_MAX_LENGTH
+    if limit > 100_000:  # "no limit" sentinel of some tokenizers
+        limit = DEFAULT_MAX_LENGTH
+    positions = getattr(model.transformer.config, "max_position_embeddings", None)
+    if positions and positions > 0:
+        limit = min(limit, positions)
+    return int(limit)
+
+
+def _check_fast(tokenizer) -> None:
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError(
+            f"spacy-paraphrase needs a fast (Rust) tokenizer with offset mappings; "
+            f"got {type(tokenizer).__name__}. Set tokenizer_config.use_fast = true, "
+            "and for DeBERTa-v3 install the extras: pip install 'spacy-paraphrase[deberta]'."
+        )
+
+
+def to_wordpieces(pieces: PaddedPieces) -> WordpieceBatch:
+    """The plan's padded rows as spacy-transformers' WordpieceBatch."""
+    return WordpieceBatch(
+        strings=pieces.strings,
+        input_ids=pieces.input_ids,
+        attention_mask=pieces.attention_mask,
+        lengths=pieces.lengths,
+        token_type_ids=pieces.token_type_ids,
+    )
+
+
+def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
+    if model.attrs["has_transformer"]:
+        return
+    name = model.attrs["name"]
+    source = resolve_model_name(name)
+    try:
+        hf_model = huggingface_from_pretrained(
+            source, model._init_tokenizer_config, model._init_transformer_config
+        )
+    except (OSError, ValueError) as err:
+        raise OSError(
+            f"Could not load the transformer '{name}' (from '{source}'): {err}\n"
+            + missing_backbone_hint(name)
+        ) from err
+    _check_fast(hf_model.tokenizer)
+    model.attrs["set_transformer"](model, hf_model)
+    encoding = model.tokenizer(
+        ["hello world"], ["hello"], return_tensors="np", return_attention_mask=True
+    )
+    model.layers[0].initialize(X=to_wordpieces(padded_pieces(model.tokenizer, encoding)))
+
+
+def pair_forward(
+    model: PairTransformerModel, docs: List[Doc], is_train: bool
+) -> Tuple[FullTransformerBatch, Callable]:
+    limit_threads_in_worker()
+    if not docs:
+        return FullTransformerBatch.empty(0), lambda d: docs
+    _check_fast(model.tokenizer)
+    max_length = get_max_length(model)
+    plan = encode_pairs(model.tokenizer, docs, max_length)
+    n_cut = sum(1 for cut in plan.cut_tokens if cut.any())
+    if n_cut:
+        warnings.warn(
+            f"{n_cut} of {len(docs)} pair Docs in this batch have a token longer than a "
+            f"whole window of the transformer ({max_length} wordpieces); the pieces that "
+            "did not fit were cut and tokens left without any get no probability "
+            "(attrs['truncated'] is True on their paraphrase span group).",
+            TruncationWarning,
+        )
+    wordpieces = to_wordpieces(plan.pieces)
+    model_output, bp_tensors = run_transformer(
+        model.layers[0], wordpieces, is_train, model.attrs.get("max_padding", DEFAULT_MAX_PADDING)
+    )
+    output = PairTransformerBatch(
+        spans=[[doc[:]] * n for doc, n in zip(docs, plan.rows)],
+        wordpieces=wordpieces,
+        model_output=model_output,
+        align=plan.align,
+        cut_tokens=plan.cut_tokens,
+    )
+
+    def backprop(d_output: FullTransformerBatch) -> List[Doc]:
+        bp_tensors(d_output.model_output)
+        return docs
+
+    return output, backprop
+
+
+def check_transformer_output(docs: List[Doc], trf_datas: List[TransformerData], who: str) -> None:
+    """Check that downstream layer ``who`` got pair-transformer output for
+    each of its pair Docs (not a stock transformer's, not a disabled one's)."""
+    if len(trf_datas) != len(docs):
+        raise ValueError(f"Got transformer output for {len(trf_datas)} Docs, expected {len(docs)}.")
+    for doc, data in zip(docs, trf_datas):
+        get_turns(doc)
+        if getattr(data, "cut_tokens", None) is None:
+            raise ValueError(
+                f"The {who} got transformer output that was not made by "
+                "spacy_paraphrase's pair-aware transformer for this Doc. Use "
+                "'spacy_paraphrase.PairTransformerModel.v1' in the transformer "
+                "component and do not disable it when running the pipeline."
+            )
+        if int(data.align.lengths.shape[0]) != len(doc):
+            raise ValueError(
+                f"Transformer alignment covers {data.align.lengths.shape[0]} tokens "
+                f"but the Doc has {len(doc)}."
+            )
