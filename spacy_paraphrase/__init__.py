@@ -5,7 +5,7 @@ readers (they are also exposed through entry points, so a config or
 ``nlp.add_pipe`` finds them without this import).
 """
 from .pair_doc import PairDocError, get_turns, make_pair_doc, TURNS_KEY
-from . import pair_transformer  # noqa: F401  (registers architectures)
+from . import encoder  # noqa: F401  (registers the pair transformer architectures)
 from .spans import ParaphraseSpans, Readout, token_probs  # (registers the spans factories, tagger, scorer)
 from . import corpus  # noqa: F401
 from . import pair_classifier  # noqa: F401
