@@ -15,17 +15,20 @@ ENGINES = ("local", "ray")
 OUTPUT_FORMATS = ("jsonl", "convokit")
 
 
-def _pairs(values: List[str], what: str) -> Dict[str, Any]:
-    """``KEY=VALUE`` options as a dict (VALUE read as JSON when it is, e.g. true / 3)."""
+def _pairs(values: List[str], what: str, as_json: bool = True) -> Dict[str, Any]:
+    """``KEY=VALUE`` options as a dict (with ``as_json``, VALUE is read as
+    JSON when it is, e.g. true / 3)."""
     out: Dict[str, Any] = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
             msg.fail(f"{what} must look like KEY=VALUE, got {item!r}", exits=1)
-        try:
-            out[key] = json.loads(value)
-        except ValueError:
-            out[key] = value
+        out[key] = value
+        if as_json:
+            try:
+                out[key] = json.loads(value)
+            except ValueError:
+                pass
     return out
 
 
@@ -86,7 +89,7 @@ def annotate_command(
     if by_timestamp:
         reader_options["by_timestamp"] = True
     source = SourceOptions(
-        fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_pattern, "--role-pattern"),
+        fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_pattern, "--role-pattern", as_json=False),
         first_roles=list(first_role), second_roles=list(second_role), reader_options=reader_options,
     )
     options = dict(source=source, errors=errors, batch_size=batch_size, gpu_id=gpu_id, limit=limit,
@@ -95,7 +98,7 @@ def annotate_command(
         if engine == "ray":
             if output_format != "jsonl":
                 msg.fail("--output-format convokit runs with the local engine only.", exits=1)
-            summary = _run_ray(model, input_path, output, address=address, n_process=n_process, **options)
+            summary = _run_ray(model, input_path, output, address=address, concurrency=n_process, **options)
         elif output_format == "convokit":
             from .convokit_output import run_convokit
 

@@ -116,6 +116,13 @@ def _spans(doc: Doc, group, turns, bases, sides_of) -> List[Dict[str, Any]]:
         i = SIDES.index(side)
         start, end = span.start_char - bases[i], span.end_char - bases[i]
         for piece in turns[i].split_span(start, end):
+            # a run may go on over whitespace tokens into the next utterance:
+            # each piece is trimmed of whitespace at its edges (none is left empty)
+            lead = len(piece.text) - len(piece.text.lstrip())
+            text = piece.text.strip()
+            if not text:
+                continue
+            piece = piece._replace(start=piece.start + lead, end=piece.start + lead + len(text), text=text)
             out.append({
                 "side": side,
                 "label": span.label_,

@@ -1,0 +1,150 @@
+import json
+
+import pytest
+
+from spacy_paraphrase.annotate.local import run_local
+from spacy_paraphrase.annotate.resume import JobFiles, ResumeError, load_progress
+from spacy_paraphrase.annotate.source import SourceOptions
+from tests.annotate.helpers import (
+    assert_same_records,
+    check_record,
+    mediasum_texts,
+    read_jsonl,
+    write_chat,
+    write_mediasum,
+    write_pairs_tsv,
+    write_turns_csv,
+)
+
+QUIET = dict(progress_bar=False, batch_size=2, buffer_batches=2)
+
+
+def run(model, corpus, out, **options):
+    return run_local(model, corpus, out, **dict(QUIET, **options))
+
+
+def test_mediasum_records_skips_and_malformed(annotate_model, tmp_path):
+    corpus = write_mediasum(tmp_path / "news.jsonl", extra_lines=["{not json", '{"id": "X-1", "utt": ["a"], "speaker": "A"}'])
+    out = tmp_path / "out.jsonl"
+    summary = run(annotate_model, corpus, out, with_probs=True)
+    records = read_jsonl(out)
+    assert [r["pair_id"] for r in records] == ["CNN-1-0", "CNN-1-1", "CNN-1-3", "NPR-2-0", "NPR-2-1", "NPR-2-2"]
+    assert records[1]["first"]["utterance_ids"] == ["CNN-1-1", "CNN-1-2"]
+    texts = mediasum_texts()
+    for record in records:
+        check_record(record, texts)
+    errors = read_jsonl(str(out) + ".errors.jsonl")
+    skipped = [e for e in errors if e["kind"] == "skipped"]
+    assert [(e["pair_id"], e["side"], e["path"], e["line"]) for e in skipped] == [("CNN-1-4", "second", str(corpus), 1)]
+    assert "whitespace" in skipped[0]["reason"]
+    malformed = sorted((e["line"], e["path"]) for e in errors if e["kind"] == "malformed")
+    assert malformed == [(3, str(corpus)), (4, str(corpus))]
+    assert (summary.written, summary.skipped, summary.malformed, summary.consumed) == (6, 1, 2, 7)
+    assert summary.paraphrases == 6 and not summary.already_done
+    assert any("malformed records: 2" in line for line in summary.lines())
+
+
+@pytest.mark.parametrize("writer,fmt,ids", [
+    (write_chat, "chat", ["c1-0", "c1-1"]),
+    (write_turns_csv, "turns", ["d1-0", "d1-1", "d2-0"]),
+    (write_pairs_tsv, "pairs", ["pairs:2", "pairs:4"]),
+])
+def test_other_formats(annotate_model, tmp_path, writer, fmt, ids):
+    name = {"chat": "chat.jsonl", "turns": "turns.csv", "pairs": "pairs.tsv"}[fmt]
+    corpus = writer(tmp_path / name)
+    out = tmp_path / "out.jsonl"
+    summary = run(annotate_model, corpus, out, source=SourceOptions(fmt=fmt), with_probs=True)
+    records = read_jsonl(out)
+    assert [r["pair_id"] for r in records] == ids
+    for record in records:
+        for side in ("first", "second"):
+            assert len(record["words"][side]) == len(record[side]["text"].split())
+    errors = read_jsonl(str(out) + ".errors.jsonl")
+    assert all(e["path"] == str(corpus) and isinstance(e["line"], int) for e in errors)
+    assert summary.malformed + summary.skipped == len(errors) == {"chat": 1, "turns": 1, "pairs": 1}[fmt]
+    if fmt == "pairs":
+        assert records[0]["meta"] == {"label": "1"}
+        assert errors[0]["kind"] == "skipped" and errors[0]["line"] == 3
+
+
+def test_role_filter_and_reply_to(annotate_model, tmp_path):
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    out = tmp_path / "out.jsonl"
+    source = SourceOptions(first_roles=["guest"], second_roles=["host"])
+    run(annotate_model, corpus, out, source=source)
+    records = read_jsonl(out)
+    assert [r["pair_id"] for r in records] == ["CNN-1-1", "NPR-2-0", "NPR-2-2"]
+    assert all(r["first"]["speaker"] == "GUEST" and r["second"]["speaker"] == "HOST" for r in records)
+    summary = run(annotate_model, corpus, tmp_path / "replies.jsonl", source=SourceOptions(pairing="reply-to"))
+    ids = [r["pair_id"] for r in read_jsonl(tmp_path / "replies.jsonl")]
+    assert ids == ["CNN-1-0>CNN-1-1", "CNN-1-2>CNN-1-3", "NPR-2-0>NPR-2-1", "NPR-2-1>NPR-2-2", "NPR-2-2>NPR-2-3"]
+    assert summary.skipped == 2  # replies to / from the empty and the whitespace-only utterance
+
+
+def test_limit_counts_pairs_read(annotate_model, tmp_path):
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    summary = run(annotate_model, corpus, tmp_path / "out.jsonl", limit=5)
+    assert summary.consumed == 5 and summary.written == 4 and summary.skipped == 1
+    assert len(read_jsonl(tmp_path / "out.jsonl")) == 4
+    assert run(annotate_model, corpus, tmp_path / "zero.jsonl", limit=0).written == 0
+
+
+def test_n_process_2_gives_the_same_records(annotate_model, tmp_path):
+    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=3)
+    run(annotate_model, corpus, tmp_path / "one.jsonl", with_probs=True)
+    run(annotate_model, corpus, tmp_path / "two.jsonl", with_probs=True, n_process=2)
+    one, two = read_jsonl(tmp_path / "one.jsonl"), read_jsonl(tmp_path / "two.jsonl")
+    assert len(one) == 18
+    assert [r["pair_id"] for r in one] == [r["pair_id"] for r in two]
+    assert_same_records(two, one)
+
+
+def test_finished_run_is_not_redone_and_other_arguments_are_refused(annotate_model, tmp_path):
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    out = tmp_path / "out.jsonl"
+    run(annotate_model, corpus, out)
+    before = out.read_bytes()
+    again = run(annotate_model, corpus, out)
+    assert again.already_done and again.written == 6 and out.read_bytes() == before
+    with pytest.raises(ResumeError, match="with_probs"):
+        run(annotate_model, corpus, out, with_probs=True)
+    with pytest.raises(ResumeError, match="limit"):
+        run(annotate_model, corpus, out, limit=3)
+    fresh = run(annotate_model, corpus, out, with_probs=True, overwrite=True)
+    assert fresh.written == 6 and "words" in read_jsonl(out)[0]
+    other = tmp_path / "other.jsonl"
+    other.write_text("not mine\n")
+    with pytest.raises(ResumeError, match="--overwrite"):
+        run(annotate_model, corpus, other)
+    assert other.read_text() == "not mine\n"
+
+
+def test_crash_mid_buffer_resumes_without_loss_or_duplicates(annotate_model, tmp_path, monkeypatch):
+    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=4, extra_lines=["{broken"])
+    reference = tmp_path / "reference.jsonl"
+    run(annotate_model, corpus, reference)
+    out = tmp_path / "out.jsonl"
+    calls = {"n": 0}
+    original = JobFiles.write
+
+    def crashing_write(self, records, entries):
+        calls["n"] += 1
+        if calls["n"] == 3:  # half of this buffer reaches the file, then the process "dies"
+            records = list(records)
+            self._out.write(json.dumps(records[0]).encode()[:25])
+            self._out.flush()
+            raise KeyboardInterrupt
+        return original(self, records, entries)
+
+    monkeypatch.setattr(JobFiles, "write", crashing_write)
+    with pytest.raises(KeyboardInterrupt):
+        run(annotate_model, corpus, out)
+    assert 0 < load_progress(out).consumed < 28
+    assert out.stat().st_size > load_progress(out).output_bytes  # a half-written tail
+    monkeypatch.setattr(JobFiles, "write", original)
+    stopped_at = load_progress(out).consumed
+    summary = run(annotate_model, corpus, out)
+    assert summary.resumed_at == stopped_at and summary.consumed == 28
+    assert_same_records(read_jsonl(out), read_jsonl(reference))
+    assert read_jsonl(str(out) + ".errors.jsonl") == read_jsonl(str(reference) + ".errors.jsonl")
+    assert (summary.written, summary.skipped, summary.malformed) == (24, 4, 1)

@@ -1,0 +1,180 @@
+"""The Ray engine (annotate/ray_engine.py, docs/ray.md) on a real local Ray
+cluster: the same records, skips and counts as the local engine."""
+import json
+import math
+import random
+
+import pytest
+
+pytest.importorskip("ray")
+
+import ray  # noqa: E402
+
+from spacy_paraphrase.annotate.local import run_local  # noqa: E402
+from spacy_paraphrase.annotate.ray_engine import output_files, prepare_output, read_records, run_ray, stage  # noqa: E402
+from spacy_paraphrase.annotate.source import SourceOptions  # noqa: E402
+from spacy_paraphrase.annotate.staging import read_shard_rows  # noqa: E402
+from tests.util import make_examples, make_nlp  # noqa: E402
+
+SHARD_ROWS = 40
+WORDS = ("the weather was awful terrible indeed we won game congratulations on win I bought a car "
+         "what about lunch caf\u00e9 na\u00efve \U0001F600 \u2028 1/2 \"quoted\"").split(" ")
+
+
+def write_corpus(path, conversations=70, seed=0):
+    """Chat conversations: merged turns (one role twice in a row), some
+    whitespace-only messages (skipped pairs), one malformed line."""
+    rng = random.Random(seed)
+    with open(path, "w", encoding="utf8") as f:
+        for c in range(conversations):
+            messages = []
+            for m in range(rng.randint(2, 9)):
+                role = "user" if m % 2 == 0 or rng.random() < 0.2 else "assistant"
+                text = " ".join(rng.choices(WORDS, k=rng.randint(1, 14))) if rng.random() > 0.04 else "  "
+                messages.append({"role": role, "content": text})
+            f.write(json.dumps({"id": f"c{c}", "messages": messages}, ensure_ascii=c % 2 == 0) + "\n")
+            if c == 10:
+                f.write("{not json\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_bert, tmp_path_factory):
+    """The tests' tiny pipeline (untrained, fixed seed) saved to disk."""
+    from thinc.api import fix_random_seed
+
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize(lambda: make_examples(nlp))
+    path = tmp_path_factory.mktemp("model") / "model"
+    nlp.to_disk(path)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return write_corpus(tmp_path_factory.mktemp("corpus") / "chats.jsonl")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    """A real local cluster on 2 CPUs (token auth off: no ~/.ray/auth_token)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")
+        ray.init(num_cpus=2, include_dashboard=False, object_store_memory=150 * 1024**2,
+                 configure_logging=False, log_to_driver=False)
+        try:
+            yield
+        finally:
+            ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def runs(ray_cluster, model_dir, corpus, tmp_path_factory):
+    """One local and one Ray run on the same corpus (1 actor with 1 CPU,
+    leaving a CPU to Ray's read and write tasks; staging kept)."""
+    base = tmp_path_factory.mktemp("runs")
+    local = run_local(model_dir, corpus, base / "local.jsonl", with_probs=True, progress_bar=False)
+    remote = run_ray(model_dir, corpus, base / "ray", with_probs=True, shard_rows=SHARD_ROWS,
+                     concurrency=1, num_cpus=1, progress_bar=False, keep_staging=True)
+    return base, local, remote
+
+
+def _lines(path):
+    with open(path, encoding="utf8") as f:
+        return [json.loads(line) for line in f]
+
+
+def assert_same(a, b, where="record"):
+    """Equal JSON values, floats within 1e-5."""
+    if isinstance(a, float) or isinstance(b, float):
+        assert isinstance(a, (int, float)) and isinstance(b, (int, float)), where
+        assert math.isclose(a, b, rel_tol=0, abs_tol=1e-5), (where, a, b)
+    elif isinstance(a, dict):
+        assert isinstance(b, dict) and list(a) == list(b), (where, a, b)
+        for key in a:
+            assert_same(a[key], b[key], f"{where}.{key}")
+    elif isinstance(a, list):
+        assert isinstance(b, list) and len(a) == len(b), (where, a, b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same(x, y, f"{where}[{i}]")
+    else:
+        assert type(a) is type(b) and a == b, (where, a, b)
+
+
+@pytest.mark.slow  # a local Ray cluster: workers import torch and load the pipeline (about a minute)
+def test_same_records_as_the_local_engine(runs):
+    base, local, remote = runs
+    expected = sorted(_lines(base / "local.jsonl"), key=lambda r: r["pair_id"])
+    got = sorted(read_records(base / "ray"), key=lambda r: r["pair_id"])
+    assert len(expected) > 150 and sum(len(r["spans"]) for r in expected) > 50
+    assert any(len(r["first"]["utterance_ids"]) > 1 for r in expected)  # merged turns
+    assert [r["pair_id"] for r in got] == [r["pair_id"] for r in expected]
+    for a, b in zip(expected, got):
+        assert_same(a, b, a["pair_id"])
+    assert len(output_files(base / "ray")) >= 1
+
+
+@pytest.mark.slow
+def test_same_skips_errors_and_counts(runs):
+    base, local, remote = runs
+    assert (remote.written, remote.paraphrases, remote.skipped, remote.malformed, remote.consumed) == (
+        local.written, local.paraphrases, local.skipped, local.malformed, local.consumed)
+    assert remote.skipped > 0 and remote.malformed == 1
+    key = lambda entry: json.dumps(entry, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, _lines(base / "ray.errors.jsonl"))) == sorted(map(key, _lines(base / "local.jsonl.errors.jsonl")))
+
+
+@pytest.mark.slow
+def test_staged_shards_hold_whole_conversations(runs):
+    base, local, remote = runs
+    (staging,) = base.glob(".ray.staging-*")
+    shards = [list(read_shard_rows(path)) for path in sorted(staging.glob("shard-*.jsonl"))]
+    assert len(shards) >= 4
+    owner = {}
+    for index, shard in enumerate(shards):
+        for row in shard:
+            assert owner.setdefault(row["conversation_id"], index) == index, "a conversation crosses shards"
+        last = shard[-1]["conversation_id"]
+        assert len(shard) - sum(1 for row in shard if row["conversation_id"] == last) < SHARD_ROWS
+        if index < len(shards) - 1:
+            assert len(shard) >= SHARD_ROWS
+    staged = sorted(row["pair_id"] for shard in shards for row in shard)
+    assert staged == sorted(r["pair_id"] for r in _lines(base / "local.jsonl"))
+
+
+def test_stage_limit_counts_skipped_pairs(corpus, tmp_path):
+    errors = tmp_path / "errors.jsonl"
+    options = SourceOptions()
+    summary = stage(corpus, options, tmp_path / "staging", errors, shard_rows=5, limit=30, total=None,
+                    progress_bar=False)
+    rows = [row for path in sorted((tmp_path / "staging").glob("*.jsonl")) for row in read_shard_rows(path)]
+    assert summary.consumed == 30 and len(rows) + summary.skipped == 30
+    assert len(_lines(errors)) == summary.skipped + summary.malformed
+
+
+def test_output_must_be_a_new_or_empty_directory(tmp_path):
+    errors = tmp_path / "out.errors.jsonl"
+    afile = tmp_path / "file.jsonl"
+    afile.write_text("{}\n")
+    with pytest.raises(ValueError, match="is a file"):
+        prepare_output(afile, errors, overwrite=True)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "old.jsonl").write_text("{}\n")
+    with pytest.raises(ValueError, match="--overwrite"):
+        prepare_output(out, errors, overwrite=False)
+    prepare_output(out, errors, overwrite=True)
+    assert list(out.iterdir()) == []
+    (out / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="other files"):
+        prepare_output(out, errors, overwrite=True)
+    assert (out / "notes.txt").exists()
+
+
+def test_bad_settings_fail_before_any_work(corpus, tmp_path):
+    with pytest.raises(ValueError, match="concurrency"):
+        run_ray("unused", corpus, tmp_path / "out", concurrency=0)
+    with pytest.raises(FileNotFoundError):
+        run_ray("unused", tmp_path / "missing.jsonl", tmp_path / "out")
+    assert not (tmp_path / "out").exists()

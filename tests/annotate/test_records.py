@@ -1,0 +1,102 @@
+import numpy
+import pytest
+
+from spacy_paraphrase import make_pair_doc
+from spacy_paraphrase.annotate import PairAnnotator, invalid_reason, make_record, pair_row
+from spacy_paraphrase.annotate.records import invalid_side
+from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
+from spacy_paraphrase.words import word_values
+from tests.annotate.helpers import check_record
+
+
+def utt(uid, speaker, text):
+    return Utterance(uid, "c1", speaker, text)
+
+
+def make_pair(first_texts, second_texts, meta=None):
+    first = [utt(f"a{i}", "ANN", t) for i, t in enumerate(first_texts)]
+    second = [utt(f"b{i}", "BOB", t) for i, t in enumerate(second_texts)]
+    pair = TurnPair("a0", "c1", Turn.of(first), Turn.of(second), meta or {})
+    return pair, {u.id: u.text for u in first + second}
+
+
+@pytest.fixture(scope="module")
+def annotator(annotate_model):
+    return PairAnnotator(annotate_model, batch_size=2, with_probs=True)
+
+
+def test_pair_row_is_plain_json_with_offsets():
+    pair, _ = make_pair(["Hello there.", "I was in Rome."], ["Rome?"], meta={"label": 1})
+    row = pair_row(pair)
+    assert row["first"] == {"speaker": "ANN", "utterance_ids": ["a0", "a1"],
+                            "text": "Hello there. I was in Rome.", "offsets": [[0, 12], [13, 27]]}
+    assert row["second"]["offsets"] == [[0, 5]]
+    assert row["meta"] == {"label": 1}
+    assert "meta" not in pair_row(make_pair(["x"], ["y"])[0])
+
+
+@pytest.mark.parametrize("text,found", [("", "empty"), ("  \n", "whitespace"), ("ok\ud800", "Unicode")])
+def test_invalid_reason_uses_make_pair_doc_rules(nlp, text, found):
+    pair, _ = make_pair(["Fine."], [text])
+    row = pair_row(pair)
+    assert found in invalid_reason(row)
+    assert invalid_side(row)[0] == "second"
+    with pytest.raises(ValueError):
+        make_pair_doc(nlp, row["first"]["text"], row["second"]["text"])
+    assert invalid_reason(pair_row(make_pair(["Fine."], ["Also fine."])[0])) is None
+
+
+def test_record_spans_are_split_per_utterance(annotator):
+    # thresholds 0: every token is highlighted, so each turn is one span that
+    # crosses the utterance boundaries of the merged first turn
+    pair, texts = make_pair(["Hello there.", "  I was  in Rome\u00a0today. ", "Ok"], ["Rome? Really!"])
+    record = annotator.annotate([pair_row(pair)])[0]
+    check_record(record, texts)
+    first_spans = [s for s in record["spans"] if s["side"] == "first"]
+    assert [s["utterance_id"] for s in first_spans] == ["a0", "a1", "a2"]
+    assert first_spans[1]["start"] == 2 and first_spans[1]["text"] == "I was  in Rome\u00a0today."
+    assert {s["label"] for s in first_spans} == {"SOURCE"}
+    assert [s["label"] for s in record["spans"] if s["side"] == "second"] == ["PARAPHRASE"]
+    assert record["is_paraphrase"] is True and "offsets" not in record["first"]
+    assert set(record) == {"pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
+                           "vote_share", "agreement", "spans", "words"}
+
+
+def test_word_probs_are_the_models_word_values(annotator):
+    pair, texts = make_pair(["we won the game"], ["congratulations on the win"])
+    row = pair_row(pair)
+    doc = annotator.nlp(annotator.make_doc(row))
+    record = annotator.make_record(doc, row)
+    expected = word_values(doc, doc.spans["paraphrase"].attrs["token_probs"])
+    got = [w["prob"] for side in ("first", "second") for w in record["words"][side]]
+    numpy.testing.assert_allclose(got, expected, rtol=1e-6)
+    check_record(record, texts)
+
+
+def test_records_come_back_in_row_order(annotator):
+    rows = [pair_row(make_pair(["x " * n + "end"], ["reply"])[0]) for n in (9, 1, 5, 0)]
+    for i, row in enumerate(rows):
+        row["pair_id"] = f"p{i}"
+    records = annotator.annotate(rows)
+    assert [r["pair_id"] for r in records] == ["p0", "p1", "p2", "p3"]
+    assert [r["first"]["text"] for r in records] == [r["first"]["text"] for r in rows]
+
+
+def test_is_paraphrase_follows_the_pipelines_threshold(annotator):
+    pair, _ = make_pair(["we won the game"], ["congratulations on the win"])
+    row = pair_row(pair)
+    doc = annotator.nlp(annotator.make_doc(row))
+    score = doc.cats["PARAPHRASE"]
+    assert make_record(doc, row, with_probs=False, threshold=score)["is_paraphrase"] is True
+    assert make_record(doc, row, with_probs=False, threshold=score + 1e-6)["is_paraphrase"] is False
+    assert "words" not in make_record(doc, row, with_probs=False)
+
+
+def test_record_rejects_a_doc_of_another_row(annotator):
+    row = pair_row(make_pair(["we won the game"], ["congratulations"])[0])
+    other = pair_row(make_pair(["we lost the game"], ["congratulations"])[0])
+    doc = annotator.nlp(annotator.make_doc(row))
+    with pytest.raises(ValueError, match="not built from this row"):
+        make_record(doc, other, with_probs=False)
+    with pytest.raises(ValueError, match="no pair score"):
+        make_record(annotator.make_doc(row), row, with_probs=False)
