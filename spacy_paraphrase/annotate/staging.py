@@ -1,0 +1,93 @@
+"""The Ray engine's staging directory: validated input rows
+(``records.pair_row``) written as JSON Lines shards that Ray Data reads
+(docs/ray.md).
+
+Each line is ``{"row": "<the row as one JSON string>"}``: Arrow's JSON reader
+then sees one string column and cannot re-type nested values (a ``speaker``
+that is null in one shard and a string in the next, ``meta`` with different
+keys per pair). A shard holds whole conversations: it is closed at the first
+conversation boundary after ``shard_rows`` rows, so no conversation (hence no
+pair) is split across two shards; one conversation longer than ``shard_rows``
+makes one longer shard.
+"""
+import json
+import shutil
+import uuid
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator, List, Mapping, Optional, Union
+
+ROW_COLUMN = "row"
+SHARD_PATTERN = "shard-{:06d}.jsonl"
+
+
+def staging_dir(output: Union[str, Path]) -> Path:
+    """A new, unique staging directory next to ``output`` (not created)."""
+    output = Path(output)
+    return output.parent / f".{output.name}.staging-{uuid.uuid4().hex[:8]}"
+
+
+def shard_line(row: Mapping[str, Any]) -> str:
+    """The staging line of one row (module doc)."""
+    return json.dumps({ROW_COLUMN: json.dumps(row)}) + "\n"
+
+
+def read_shard_rows(path: Union[str, Path]) -> Iterator[dict]:
+    """The rows of one shard, in order (the inverse of ``shard_line``)."""
+    with open(path, encoding="utf8") as file:
+        for line in file:
+            yield json.loads(json.loads(line)[ROW_COLUMN])
+
+
+class ShardWriter:
+    """Writes rows into numbered shards under ``directory`` (module doc)."""
+
+    def __init__(self, directory: Union[str, Path], shard_rows: int = 1000):
+        if shard_rows < 1:
+            raise ValueError(f"shard_rows must be at least 1, got {shard_rows}")
+        self.directory = Path(directory)
+        self.shard_rows = shard_rows
+        self.paths: List[Path] = []
+        self.rows = 0
+        self._file: Optional[IO[str]] = None
+        self._in_shard = 0
+        self._conversation: Any = None
+
+    def __enter__(self) -> "ShardWriter":
+        self.directory.mkdir(parents=True, exist_ok=False)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        conversation = row.get("conversation_id")
+        full = self._in_shard >= self.shard_rows and conversation != self._conversation
+        if self._file is None or full:
+            self._next_shard()
+        assert self._file is not None
+        self._file.write(shard_line(row))
+        self._conversation = conversation
+        self._in_shard += 1
+        self.rows += 1
+
+    def write_all(self, rows: Iterable[Mapping[str, Any]]) -> "ShardWriter":
+        for row in rows:
+            self.write(row)
+        return self
+
+    def _next_shard(self) -> None:
+        self.close()
+        path = self.directory / SHARD_PATTERN.format(len(self.paths))
+        self._file = open(path, "w", encoding="utf8")
+        self.paths.append(path)
+        self._in_shard = 0
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def remove_staging(directory: Union[str, Path]) -> None:
+    """Delete a staging directory (nothing when it does not exist)."""
+    shutil.rmtree(directory, ignore_errors=True)
