@@ -137,12 +137,12 @@ def _spans(doc: Doc, group, turns, bases, sides_of) -> List[Dict[str, Any]]:
 
 def model_words(doc: Doc, probs: numpy.ndarray) -> List[Tuple[int, int, float]]:
     """``(char start, char end, probability)`` of every word the model scores
-    (``words.word_bounds`` / ``word_values``), whitespace tokens left out."""
+    (``words.word_bounds`` / ``word_values``); whitespace tokens, words of
+    their own there, never overlap a whitespace word of the text."""
     out = []
     for (start, end), value in zip(word_bounds(doc), word_values(doc, probs)):
         first, last = doc[start], doc[end - 1]
-        if not first.is_space or end - start > 1:
-            out.append((first.idx, last.idx + len(last.text), float(value)))
+        out.append((first.idx, last.idx + len(last.text), float(value)))
     return out
 
 

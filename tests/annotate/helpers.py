@@ -35,8 +35,8 @@ def mediasum_texts(conversations=MEDIASUM) -> Dict[str, str]:
     return {f"{c['id']}-{i}": text for c in conversations for i, text in enumerate(c["utt"])}
 
 
-def write_mediasum(path: Path, n_copies: int = 1, extra_lines=()) -> Path:
-    records = []
+def write_mediasum(path: Path, n_copies: int = 1, extra_lines=(), first_lines=()) -> Path:
+    records = list(first_lines)
     for k in range(n_copies):
         for conv in MEDIASUM:
             records.append(dict(conv, id=conv["id"] if k == 0 else f"{conv['id']}x{k}"))

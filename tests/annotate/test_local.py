@@ -120,9 +120,10 @@ def test_finished_run_is_not_redone_and_other_arguments_are_refused(annotate_mod
 
 
 def test_crash_mid_buffer_resumes_without_loss_or_duplicates(annotate_model, tmp_path, monkeypatch):
-    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=4, extra_lines=["{broken"])
+    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=4, first_lines=["{broken"], extra_lines=["[]"])
+    source = SourceOptions(fmt="mediasum")  # the broken first line hides the format
     reference = tmp_path / "reference.jsonl"
-    run(annotate_model, corpus, reference)
+    run(annotate_model, corpus, reference, source=source)
     out = tmp_path / "out.jsonl"
     calls = {"n": 0}
     original = JobFiles.write
@@ -138,13 +139,13 @@ def test_crash_mid_buffer_resumes_without_loss_or_duplicates(annotate_model, tmp
 
     monkeypatch.setattr(JobFiles, "write", crashing_write)
     with pytest.raises(KeyboardInterrupt):
-        run(annotate_model, corpus, out)
+        run(annotate_model, corpus, out, source=source)
     assert 0 < load_progress(out).consumed < 28
     assert out.stat().st_size > load_progress(out).output_bytes  # a half-written tail
     monkeypatch.setattr(JobFiles, "write", original)
     stopped_at = load_progress(out).consumed
-    summary = run(annotate_model, corpus, out)
+    summary = run(annotate_model, corpus, out, source=source)
     assert summary.resumed_at == stopped_at and summary.consumed == 28
     assert_same_records(read_jsonl(out), read_jsonl(reference))
     assert read_jsonl(str(out) + ".errors.jsonl") == read_jsonl(str(reference) + ".errors.jsonl")
-    assert (summary.written, summary.skipped, summary.malformed) == (24, 4, 1)
+    assert (summary.written, summary.skipped, summary.malformed) == (24, 4, 2)

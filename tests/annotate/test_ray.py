@@ -71,12 +71,13 @@ def ray_cluster():
 
 @pytest.fixture(scope="module")
 def runs(ray_cluster, model_dir, corpus, tmp_path_factory):
-    """One local and one Ray run on the same corpus (1 actor with 1 CPU,
-    leaving a CPU to Ray's read and write tasks; staging kept)."""
+    """One local and one Ray run on the same corpus (staging kept). The 2
+    actors of 1 CPU hold every CPU of the cluster: Ray's read and write
+    tasks must not wait for one (they did, and the run hung)."""
     base = tmp_path_factory.mktemp("runs")
     local = run_local(model_dir, corpus, base / "local.jsonl", with_probs=True, progress_bar=False)
     remote = run_ray(model_dir, corpus, base / "ray", with_probs=True, shard_rows=SHARD_ROWS,
-                     concurrency=1, num_cpus=1, progress_bar=False, keep_staging=True)
+                     concurrency=2, num_cpus=1, progress_bar=False, keep_staging=True)
     return base, local, remote
 
 

@@ -7,16 +7,18 @@ from pathlib import Path
 
 from spacy_paraphrase.annotate.local import run_local
 from spacy_paraphrase.annotate.resume import load_progress
+from spacy_paraphrase.annotate.source import SourceOptions
 from tests.annotate.helpers import assert_same_records, read_jsonl, write_mediasum
 
+MEDIASUM = SourceOptions(fmt="mediasum")  # the broken first line hides the format
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_killed_run_resumes_to_the_uninterrupted_result(annotate_model, tmp_path):
-    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=25, extra_lines=["{broken"])
+    corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=25, first_lines=["{broken"], extra_lines=["[]"])
     out = tmp_path / "out.jsonl"
     command = [sys.executable, "-m", "spacy_paraphrase", "annotate", annotate_model, str(corpus), str(out),
-               "--batch-size", "4", "--no-count"]
+               "--batch-size", "4", "--no-count", "--format", "mediasum"]
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
@@ -35,10 +37,10 @@ def test_killed_run_resumes_to_the_uninterrupted_result(annotate_model, tmp_path
         process.stderr.close()
     stopped = load_progress(out)
     assert not stopped.done and 64 <= stopped.consumed < 175
-    summary = run_local(annotate_model, corpus, out, progress_bar=False, batch_size=4)
+    summary = run_local(annotate_model, corpus, out, progress_bar=False, batch_size=4, source=MEDIASUM)
     assert summary.resumed_at == stopped.consumed
     reference = tmp_path / "reference.jsonl"
-    run_local(annotate_model, corpus, reference, progress_bar=False, batch_size=4)
+    run_local(annotate_model, corpus, reference, progress_bar=False, batch_size=4, source=MEDIASUM)
     assert_same_records(read_jsonl(out), read_jsonl(reference))
     assert read_jsonl(str(out) + ".errors.jsonl") == read_jsonl(str(reference) + ".errors.jsonl")
-    assert (summary.written, summary.skipped, summary.malformed) == (150, 25, 1)
+    assert (summary.written, summary.skipped, summary.malformed) == (150, 25, 2)
