@@ -6,8 +6,9 @@ A *row* is what travels to the model: ``pair_id``, ``conversation_id``,
 (``offsets[i]`` = ``[start, end]`` of utterance ``i`` inside the turn text)
 and ``meta`` when the pair has any. A *record* is what is written: the row's
 turns without ``offsets`` plus the pair score, decision, spans (character
-offsets into each utterance's own text) and, with ``with_probs``, one
-probability per whitespace word of each turn.
+offsets into each utterance's own text; a span crossing an utterance boundary
+becomes one span per utterance, each trimmed of whitespace at its edges) and,
+with ``with_probs``, one probability per whitespace word of each turn.
 """
 import math
 import re

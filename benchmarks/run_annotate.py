@@ -1,0 +1,286 @@
+#!/usr/bin/env python
+"""Throughput and memory of ``annotate`` (docs/annotate.md).
+
+(1) throughput: ``run_local`` (read the corpus, validate, build pair Docs,
+    ``nlp.pipe``, build and write the records, checkpoint after every buffer)
+    against a bare ``nlp.pipe`` over the same pairs, held in memory, with the
+    pair Docs built inside the timed loop (what a hand-written loop does);
+    same model, same batch size, one process, in the same worker, the two
+    alternated ``--repeats`` times. Timed: annotate's own clock
+    (``Summary.seconds``: from the first pair read to the last checkpoint;
+    model loading and the counting pass are timed apart). Target: ratio
+    annotate / bare >= 0.9.
+(2) memory: peak RSS of a whole ``python -m spacy_paraphrase annotate`` run
+    at 10,000 and 100,000 pairs, each in its own subprocess, read by a tiny
+    launcher as ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` (the parent and the
+    launcher import neither spaCy nor torch: a child's ``ru_maxrss`` starts
+    at its parent's peak). Target: at most 50 MB more at 100,000 pairs.
+
+Model: the tests' tiny model (``tests.util``: a random 2-layer BERT of width
+32 with the offline backbone's tokenizer, transformer + paraphrase_spans,
+trained 10 steps on four pairs), the cheapest model, so annotate's own
+overhead weighs most. Pairs: MediaSum-style interviews (11 utterances per
+conversation, GUEST and HOST alternating; consecutive pairing). For (1) the
+utterance texts are drawn from ContextDeP's guest and host turns
+(``--data``, default ``../shared/data/contextdep/train.tsv``), else from
+``speed_pairs.generate_pairs`` (ContextDeP-like lengths: first turn ~90 ± 30
+words, second ~35 ± 15); for (2) they are short (3-8 words from a small
+vocabulary), so that 100,000 pairs fit in a few minutes: the memory that
+could grow with the corpus is the job's bookkeeping, not the model's.
+
+Run from the repository root::
+
+    python -m benchmarks.run_annotate                  # results/annotate.json and .md
+    python -m benchmarks.run_annotate --pairs 60 --rss-sizes 200 400 --output /tmp/a.json   # smoke run
+"""
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+from .speed_pairs import generate_pairs
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "contextdep" / "train.tsv"
+DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "annotate.json"
+MODULE = "benchmarks.run_annotate"
+UTTERANCES = 11  # per conversation: 10 consecutive pairs
+SHORT_WORDS = "the a we you they won lost game weather was awful terrible indeed have been doing this it".split()
+LAUNCHER = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "print(json.dumps({'rc': rc, 'peak_kib': peak, 'wall_s': time.perf_counter() - t}))\n"
+)
+
+
+def turn_pools(data: Path) -> Tuple[List[str], List[str], str]:
+    """(guest texts, host texts, where from) for the throughput corpus."""
+    if data.exists():
+        with open(data, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+        guests = sorted({r["Guest Tokens"] for r in rows if (r.get("Guest Tokens") or "").strip()})
+        hosts = sorted({r["Host Tokens"] for r in rows if (r.get("Host Tokens") or "").strip()})
+        return guests, hosts, f"ContextDeP {data.name}: {len(guests)} guest and {len(hosts)} host turns"
+    pairs = generate_pairs(400, seed=0)
+    return ([" ".join(p["first"]) for p in pairs], [" ".join(p["second"]) for p in pairs],
+            "generated (speed_pairs.generate_pairs: first turn ~90 ± 30 words, second ~35 ± 15)")
+
+
+def short_pools(seed: int = 0) -> Tuple[List[str], List[str]]:
+    rng = random.Random(seed)
+    texts = [" ".join(rng.choice(SHORT_WORDS) for _ in range(rng.randint(3, 8))) for _ in range(500)]
+    return texts[:250], texts[250:]
+
+
+def write_interviews(path: Path, n_pairs: int, guests: Sequence[str], hosts: Sequence[str], seed: int) -> int:
+    """A MediaSum-style file with exactly ``n_pairs`` consecutive pairs."""
+    rng = random.Random(seed)
+    left, k = n_pairs, 0
+    with open(path, "w", encoding="utf-8") as f:
+        while left > 0:
+            n = min(UTTERANCES, left + 1)
+            speakers = ["GUEST" if i % 2 == 0 else "HOST" for i in range(n)]
+            texts = [rng.choice(guests if s == "GUEST" else hosts) for s in speakers]
+            f.write(json.dumps({"id": f"BENCH-{k}", "utt": texts, "speaker": speakers}) + "\n")
+            left -= n - 1
+            k += 1
+    return n_pairs
+
+
+# ---------------------------------------------------------------- workers
+
+
+def worker_model(path: str) -> Dict:
+    from thinc.api import Adam, fix_random_seed
+
+    from tests.util import make_examples, make_nlp, make_tiny_bert
+
+    bert = make_tiny_bert(Path(path).parent / "tiny_bert")
+    fix_random_seed(0)
+    nlp = make_nlp(str(bert))
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    optimizer = Adam(1e-3)
+    for _ in range(10):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(path)
+    return {"path": path}
+
+
+def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int) -> Dict:
+    import spacy
+    import torch
+
+    from spacy_paraphrase import make_pair_doc
+    from spacy_paraphrase.annotate.local import run_local
+    from spacy_paraphrase.annotate.source import SourceOptions, count_pairs
+    from spacy_paraphrase.dialogs import read_turn_pairs
+
+    source = SourceOptions(fmt="mediasum")
+    t = time.perf_counter()
+    nlp = spacy.load(model)
+    load_s = time.perf_counter() - t
+    pairs = [(p.first.text, p.second.text, (p.first.speaker, p.second.speaker), p.pair_id)
+             for p in read_turn_pairs(corpus, "mediasum")]
+    words = sum(len(a.split()) + len(b.split()) for a, b, _, _ in pairs)
+    t = time.perf_counter()
+    count_pairs(corpus, source)
+    count_s = time.perf_counter() - t
+    warm = [make_pair_doc(nlp, a, b) for a, b, _, _ in pairs[:batch_size]]
+    list(nlp.pipe(warm, batch_size=batch_size))
+    out = Path(corpus).with_suffix(".records.jsonl")
+    bare, annotate, annotate_wall = [], [], []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        docs = (make_pair_doc(nlp, a, b, speakers=s, pair_id=i) for a, b, s, i in pairs)
+        n = sum(1 for _ in nlp.pipe(docs, batch_size=batch_size))
+        bare.append(n / (time.perf_counter() - t))
+        t = time.perf_counter()
+        summary = run_local(model, corpus, out, source=source, batch_size=batch_size, count=False,
+                            overwrite=True, progress_bar=False)
+        annotate_wall.append(time.perf_counter() - t)
+        assert summary.written == len(pairs) == n
+        annotate.append(summary.written / summary.seconds)
+    return {
+        "pairs": len(pairs), "words": words, "batch_size": batch_size, "repeats": repeats,
+        "torch_threads": torch.get_num_threads(), "load_seconds": load_s, "count_pass_seconds": count_s,
+        "bare_pairs_per_s": bare, "annotate_pairs_per_s": annotate,
+        "annotate_wall_seconds_with_load": annotate_wall,
+        "ratio_per_repeat": [a / b for a, b in zip(annotate, bare)],
+        "ratio_best": max(annotate) / max(bare),
+    }
+
+
+def run_worker(kind: str, *args: str) -> Dict:
+    command = [sys.executable, "-m", MODULE, "--worker", kind, *args]
+    with tempfile.NamedTemporaryFile("r", suffix=".json") as result:
+        subprocess.run(command + ["--result", result.name], cwd=REPO, check=True)
+        return json.load(open(result.name))
+
+
+def measure_rss(model: str, corpus: Path, batch_size: int) -> Dict:
+    out = corpus.with_suffix(".records.jsonl")
+    command = [sys.executable, "-m", "spacy_paraphrase", "annotate", model, str(corpus), str(out),
+               "--format", "mediasum", "--batch-size", str(batch_size), "--no-count", "--overwrite"]
+    done = subprocess.run([sys.executable, "-c", LAUNCHER, *command], cwd=REPO, check=True,
+                          capture_output=True, text=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    if result["rc"] != 0:
+        raise RuntimeError(f"annotate failed (exit {result['rc']})")
+    lines = sum(1 for _ in open(out, "rb"))
+    for path in (out, Path(str(out) + ".errors.jsonl"), Path(str(out) + ".checkpoint.json")):
+        path.unlink(missing_ok=True)
+    return {"records": lines, "peak_rss_mib": result["peak_kib"] / 1024, "wall_seconds": result["wall_s"]}
+
+
+# ---------------------------------------------------------------- report
+
+
+def write_markdown(results: Dict, path: Path) -> None:
+    t, m = results["throughput"], results["memory"]
+    targets = results["targets"]
+    lines = [
+        "# annotate: throughput and memory",
+        "",
+        f"Command: `{results['command']}`, {results['date']}",
+        "",
+        f"- Machine: {results['machine']}, {results['cpus']} CPUs (shared: other jobs ran; load average "
+        f"at start {results['load_start']:.1f}, at end {results['load_end']:.1f})",
+        f"- Model: {results['model']}; batch size {t['batch_size']}; one process, torch threads {t['torch_threads']}",
+        "",
+        "## Throughput (one process)",
+        "",
+        f"Pairs: {t['pairs']:,} consecutive pairs ({t['words']:,} words), {results['pairs_source']}.",
+        "",
+        "| repeat | bare `nlp.pipe` (pairs/s) | annotate (pairs/s) | ratio |",
+        "|---:|---:|---:|---:|",
+    ]
+    for i, (b, a, r) in enumerate(zip(t["bare_pairs_per_s"], t["annotate_pairs_per_s"], t["ratio_per_repeat"])):
+        lines.append(f"| {i + 1} | {b:.1f} | {a:.1f} | {r:.3f} |")
+    lines += [
+        "",
+        f"Ratio of the best runs: **{t['ratio_best']:.3f}** (target >= {targets['throughput_ratio']}: "
+        f"{'met' if t['ratio_best'] >= targets['throughput_ratio'] else 'NOT met'}). Model loading "
+        f"{t['load_seconds']:.1f} s and the counting pass {t['count_pass_seconds']:.1f} s are not in either rate.",
+        "",
+        "## Peak RSS of a whole run (own subprocess each)",
+        "",
+        f"Pairs: {results['memory_pairs_source']}.",
+        "",
+        "| pairs | records | peak RSS (MiB) | wall (s) |",
+        "|---:|---:|---:|---:|",
+    ]
+    for row in m["runs"]:
+        lines.append(f"| {row['pairs']:,} | {row['records']:,} | {row['peak_rss_mib']:.1f} | {row['wall_seconds']:.0f} |")
+    if "growth_mib" in m:
+        lines += ["", f"Growth from the smallest to the largest run: **{m['growth_mib']:+.1f} MiB** (target <= "
+                      f"{targets['rss_growth_mib']} MB: {'met' if m['growth_mib'] <= targets['rss_growth_mib'] else 'NOT met'})."]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--pairs", type=int, default=600, help="throughput pairs")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--rss-sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--result", help=argparse.SUPPRESS)
+    args, rest = parser.parse_known_args(argv)
+    if args.worker:
+        kinds = {"model": worker_model, "throughput": worker_throughput}
+        positional = [int(x) if x.isdigit() else x for x in rest]
+        Path(args.result).write_text(json.dumps(kinds[args.worker](*positional)))
+        return 0
+    load_start = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        model = str(tmp_path / "model")
+        run_worker("model", model)
+        guests, hosts, pairs_source = turn_pools(args.data)
+        corpus = tmp_path / "throughput.jsonl"
+        write_interviews(corpus, args.pairs, guests, hosts, seed=0)
+        throughput = run_worker("throughput", model, str(corpus), str(args.batch_size), str(args.repeats))
+        runs = []
+        short_g, short_h = short_pools()
+        for n in args.rss_sizes:
+            corpus = tmp_path / f"rss_{n}.jsonl"
+            write_interviews(corpus, n, short_g, short_h, seed=1)
+            runs.append(dict(pairs=n, **measure_rss(model, corpus, args.batch_size)))
+            corpus.unlink()
+    memory: Dict = {"runs": runs}
+    if len(runs) > 1:
+        memory["growth_mib"] = runs[-1]["peak_rss_mib"] - runs[0]["peak_rss_mib"]
+    results = {
+        "command": "python -m benchmarks.run_annotate " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "machine": platform.platform(), "cpus": os.cpu_count(),
+        "load_start": load_start, "load_end": os.getloadavg()[0],
+        "model": "the tests' tiny model (random 2-layer BERT, width 32, trained 10 steps)",
+        "pairs_source": pairs_source,
+        "memory_pairs_source": "generated short turns (3-8 words), MediaSum-style, 11 utterances per conversation",
+        "targets": {"throughput_ratio": 0.9, "rss_growth_mib": 50},
+        "throughput": throughput, "memory": memory,
+    }
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    write_markdown(results, args.output.with_suffix(".md"))
+    print(args.output.with_suffix(".md").read_text())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
