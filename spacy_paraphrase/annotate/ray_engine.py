@@ -228,7 +228,9 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
     try:
         ray.data.DataContext.get_current().enable_progress_bars = progress_bar
         sink = RecordLinesDatasink(str(output.resolve()))
-        dataset = ray.data.read_json(str(staging.resolve()))
+        # Reading shards and writing records take no CPU of their own: with
+        # the actors holding every CPU, tasks that wait for one would never run.
+        dataset = ray.data.read_json(str(staging.resolve()), num_cpus=0)
         dataset = dataset.map_batches(
             PairAnnotatorActor,
             fn_constructor_kwargs={
@@ -246,7 +248,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
             memory=memory,
             udf_modifying_row_count=False,
         )
-        dataset.write_datasink(sink)
+        dataset.write_datasink(sink, ray_remote_args={"num_cpus": 0})
         return sink
     finally:
         if started_here:
