@@ -1,0 +1,40 @@
+from benchmarks.run_annotate import short_pools, turn_pools, write_interviews, write_markdown
+from spacy_paraphrase.dialogs import read_turn_pairs
+
+
+def test_interviews_hold_exactly_the_requested_pairs(tmp_path):
+    guests, hosts = short_pools()
+    for n in (1, 10, 25):
+        path = tmp_path / f"c{n}.jsonl"
+        assert write_interviews(path, n, guests, hosts, seed=0) == n
+        pairs = list(read_turn_pairs(path, "mediasum"))
+        assert len(pairs) == n
+        assert {p.first.speaker for p in pairs} <= {"GUEST", "HOST"}
+        assert all(p.first.speaker != p.second.speaker for p in pairs)
+
+
+def test_turn_pools_fall_back_to_generated_turns(tmp_path):
+    guests, hosts, source = turn_pools(tmp_path / "missing.tsv")
+    assert source.startswith("generated") and len(guests) == len(hosts) == 400
+    mean_first = sum(len(t.split()) for t in guests) / len(guests)
+    assert 70 < mean_first < 110
+
+
+def test_markdown_reports_ratio_and_growth_against_the_targets(tmp_path):
+    results = {
+        "command": "python -m benchmarks.run_annotate", "date": "d", "machine": "m", "cpus": 2,
+        "load_start": 1.0, "load_end": 2.0, "model": "tiny", "pairs_source": "src", "memory_pairs_source": "short",
+        "targets": {"throughput_ratio": 0.9, "rss_growth_mib": 50},
+        "throughput": {"pairs": 10, "words": 100, "batch_size": 64, "torch_threads": 2, "load_seconds": 1.0,
+                       "count_pass_seconds": 0.1, "bare_pairs_per_s": [10.0], "annotate_pairs_per_s": [8.0],
+                       "ratio_per_repeat": [0.8], "ratio_best": 0.8},
+        "memory": {"runs": [{"pairs": 10, "records": 10, "peak_rss_mib": 500.0, "wall_seconds": 1.0},
+                            {"pairs": 100, "records": 100, "peak_rss_mib": 520.0, "wall_seconds": 2.0}],
+                   "growth_mib": 20.0},
+    }
+    path = tmp_path / "a.md"
+    write_markdown(results, path)
+    text = path.read_text()
+    assert "**0.800** (target >= 0.9: NOT met)" in text
+    assert "**+20.0 MiB** (target <= 50 MB: met)" in text
+    assert "/tmp" not in text
