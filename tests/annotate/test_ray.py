@@ -179,3 +179,32 @@ def test_bad_settings_fail_before_any_work(corpus, tmp_path):
     with pytest.raises(FileNotFoundError):
         run_ray("unused", tmp_path / "missing.jsonl", tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_command_passes_the_ray_options(corpus, tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from spacy_paraphrase.annotate import ray_engine
+    from spacy_paraphrase.annotate.local import Summary
+    from spacy_paraphrase.cli import app
+
+    calls = []
+
+    def fake_run_ray(model, input_path, output, **options):
+        calls.append((model, input_path, output, options))
+        return Summary(str(output), str(output) + ".errors.jsonl", written=7, consumed=7)
+
+    monkeypatch.setattr(ray_engine, "run_ray", fake_run_ray)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["annotate", "some-model", str(corpus), str(out), "--engine", "ray",
+                                      "--address", "ray://head:10001", "-n", "3", "--gpu-id", "0",
+                                      "--limit", "5", "--with-probs"])
+    assert result.exit_code == 0, result.output
+    assert "pairs written: 7" in result.output
+    ((model, input_path, output, options),) = calls
+    assert (model, str(input_path), str(output)) == ("some-model", str(corpus), str(out))
+    assert options["address"] == "ray://head:10001" and options["concurrency"] == 3
+    assert options["gpu_id"] == 0 and options["limit"] == 5 and options["with_probs"] is True
+    result = CliRunner().invoke(app, ["annotate", "m", str(corpus), str(out), "--engine", "ray",
+                                      "--output-format", "convokit"])
+    assert result.exit_code == 1 and "local engine only" in result.output
