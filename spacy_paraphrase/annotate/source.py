@@ -7,7 +7,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from ..dialogs import filter_roles, read_convokit_speakers, read_turn_pairs, role_getter
 from ..dialogs.records import OnProblem, Problem, TurnPair
-from .records import SIDES, invalid_side, pair_row
+from .records import invalid_side, pair_row
 
 
 @dataclass
@@ -101,5 +101,5 @@ def input_signature(path) -> Dict[str, Any]:
     }
 
 
-__all__ = ["SIDES", "SourceOptions", "count_pairs", "input_signature", "problem_entry", "read_pairs",
+__all__ = ["SourceOptions", "count_pairs", "input_signature", "problem_entry", "read_pairs",
            "rows_and_skips", "skip_entry"]
