@@ -99,9 +99,12 @@ def row_turn(row_turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
 
 
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:
-    """Where the turn's text starts in ``doc.text`` (checked)."""
+    """Where the turn's text starts in the Doc's text, checked at the turn's
+    first and last tokens (``doc.text`` itself costs a pass over all tokens)."""
     base = span.start_char
-    if doc.text[base : base + len(text)] != text:
+    first, last = doc[span.start], doc[span.end - 1]
+    end = last.idx - base + len(last.text)
+    if not text.startswith(first.text) or end > len(text) or text[last.idx - base : end] != last.text:
         raise ValueError(
             f"The pair Doc's {side} turn does not hold the row's {side} text: the Doc "
             "was not built from this row by make_pair_doc."
