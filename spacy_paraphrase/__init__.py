@@ -21,4 +21,5 @@ __all__ = [
     "ParaphraseSpans",
     "Readout",
     "token_probs",
+    "render",
 ]

@@ -2,6 +2,7 @@
 
 convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-command per format)
 annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
+visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
@@ -23,6 +24,7 @@ from .spans import thresholds
 from .annotate.cli import annotate_command
 from .converters.cli import convert_app
 from .corpus import PairCorpus
+from .visualize.cli import visualize_cli
 from .spans.readout import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
@@ -30,6 +32,7 @@ app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=
 
 app.add_typer(convert_app, name="convert")
 app.command("annotate")(annotate_command)
+app.command("visualize")(visualize_cli)
 
 
 def _load(model: str, gpu_id: int):

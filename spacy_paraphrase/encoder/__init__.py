@@ -18,6 +18,7 @@ from .model import (
     TruncationWarning,
     check_transformer_output,
     get_max_length,
+    tok2vec_width,
 )
 from .architectures import (
     create_inline_pair_transformer,
@@ -45,6 +46,7 @@ __all__ = [
     "TruncationWarning",
     "check_transformer_output",
     "get_max_length",
+    "tok2vec_width",
     "create_pair_transformer_model",
     "create_pair_listener",
     "create_inline_pair_transformer",

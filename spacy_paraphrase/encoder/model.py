@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Callable, List, Optional, Tuple
 
 import numpy
+from thinc.api import Model
 from spacy.tokens import Doc
 from spacy.util import SimpleFrozenDict
 from spacy_transformers.data_classes import FullTransformerBatch, TransformerData, WordpieceBatch
@@ -226,3 +227,14 @@ def check_transformer_output(docs: List[Doc], trf_datas: List[TransformerData], 
                 f"Transformer alignment covers {data.align.lengths.shape[0]} tokens "
                 f"but the Doc has {len(doc)}."
             )
+
+
+def tok2vec_width(tok2vec: Model) -> int:
+    """The output width of a transformer (the first ``nO`` found in it)."""
+    for node in tok2vec.walk():
+        if node.has_dim("nO") is True:
+            return node.get_dim("nO")
+    raise ValueError(
+        "Cannot infer the transformer's width: initialize the transformer "
+        "component before the component that listens to it (it must come first in the pipeline)."
+    )

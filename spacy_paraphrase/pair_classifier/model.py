@@ -42,8 +42,7 @@ from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 
 from ..pair_doc import get_turns
-from ..pair_transformer import check_transformer_output
-from ..spans.model import tok2vec_width
+from ..encoder.model import check_transformer_output, tok2vec_width
 
 POOLINGS = {"cls": ("cls",), "mean_turns": ("first", "second"), "cls_mean_turns": ("cls", "first", "second")}
 

@@ -1,7 +1,7 @@
 """The ``paraphrase_spans`` component and everything around it: the tagger
 model, the readout (token probabilities -> ``doc.cats`` / ``doc.spans``), the
 scorer, threshold tuning and the reference baselines."""
-from .model import TokenScores, build_paraphrase_tagger, tok2vec_width
+from .model import TokenScores, build_paraphrase_tagger
 from .readout import (
     HIGHLIGHT_SCALES,
     PARAPHRASE_LABEL,
@@ -24,7 +24,6 @@ __all__ = [
     "make_paraphrase_spans",
     "TokenScores",
     "build_paraphrase_tagger",
-    "tok2vec_width",
     "Readout",
     "READOUT_KEYS",
     "HIGHLIGHT_SCALES",

@@ -23,7 +23,7 @@ from transformers.file_utils import ModelOutput
 from spacy_transformers.align import apply_alignment
 from spacy_transformers.data_classes import TransformerData
 
-from ..pair_transformer import check_transformer_output
+from ..encoder.model import check_transformer_output, tok2vec_width
 
 
 @dataclass
@@ -63,17 +63,6 @@ def build_paraphrase_tagger(
     model.set_ref("tok2vec", tok2vec)
     model.set_ref("head", head)
     return model
-
-
-def tok2vec_width(tok2vec: Model) -> int:
-    """The output width of a transformer (the first ``nO`` found in it)."""
-    for node in tok2vec.walk():
-        if node.has_dim("nO") is True:
-            return node.get_dim("nO")
-    raise ValueError(
-        "Cannot infer the transformer's width: initialize the transformer "
-        "component before the paraphrase tagger (it must come first in the pipeline)."
-    )
 
 
 def init(model: Model, X=None, Y=None) -> None:

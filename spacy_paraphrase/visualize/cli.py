@@ -1,8 +1,7 @@
 """``python -m spacy_paraphrase visualize INPUT OUTPUT.html``: a page of pairs.
 
 INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold)
-or an annotate ``.jsonl`` output. The main app adds the command with
-``register(app)``.
+or an annotate ``.jsonl`` output (``spacy_paraphrase/cli.py`` adds the command).
 """
 from pathlib import Path
 from typing import List, Optional
@@ -85,7 +84,3 @@ def visualize_cli(
     output_path.write_text(html, encoding="utf-8")
     msg.good(f"Wrote {len(views)} of {n_all} pair(s) to {output_path}")
 
-
-def register(app: typer.Typer) -> None:
-    """Add the ``visualize`` command to a typer app."""
-    app.command("visualize")(visualize_cli)

@@ -1,24 +1,17 @@
 import numpy
 import srsly
-import typer
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from spacy_paraphrase.visualize.cli import register, sort_views
+from spacy_paraphrase.cli import app as main_app
+from spacy_paraphrase.visualize.cli import sort_views
 from tests.visualize.helpers import model_doc
 
 runner = CliRunner()
 
 
 def _app():
-    app = typer.Typer()
-
-    @app.callback()
-    def main():  # a group, so that the command is called by its name as in the main app
-        pass
-
-    register(app)
-    return app
+    return main_app
 
 
 def _docbin(path):
