@@ -8,6 +8,16 @@ from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
 
+def skip_optional(reason: str, module: bool = False) -> None:
+    """Skip a test whose optional tool (a browser, ray) is missing, unless the
+    run requires optional tests (``.ci/run`` sets SPACY_PARAPHRASE_REQUIRE_OPTIONAL)."""
+    import pytest
+
+    if os.environ.get("SPACY_PARAPHRASE_REQUIRE_OPTIONAL"):
+        pytest.fail(f"required optional test cannot run: {reason}")
+    pytest.skip(reason, allow_module_level=module)
+
+
 DATA_DIR = Path(os.environ.get("SPACY_PARAPHRASE_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
 

@@ -6,7 +6,12 @@ import random
 
 import pytest
 
-pytest.importorskip("ray")
+from tests.util import skip_optional
+
+try:
+    import ray  # noqa: F401
+except ImportError:
+    skip_optional("ray is not installed (pip install 'spacy-paraphrase[ray]', Python >= 3.10)", module=True)
 
 import ray  # noqa: E402
 

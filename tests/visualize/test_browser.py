@@ -11,6 +11,7 @@ import numpy
 import pytest
 
 from spacy_paraphrase.visualize import render, shade_color
+from tests.util import skip_optional
 from tests.visualize.helpers import model_doc
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
@@ -22,7 +23,7 @@ def chromium():
         path = shutil.which(name)
         if path:
             return path
-    pytest.skip("no Chromium found (Debian: apt-get install -y chromium)")
+    skip_optional("no Chromium found (Debian: apt-get install -y chromium)")
 
 
 def run_page(chromium, tmp_path, page: str, script: str, width: int = 1200) -> dict:
