@@ -6,6 +6,7 @@ visualize       HTML of pair Docs or annotate records: both turns, shaded words,
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
+check-strings   the same pairs as strings and as word lists: what a user sees differ
 baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
@@ -236,6 +237,46 @@ def cross_tune_cli(
     shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f"]
     rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}") for k in shown]
     msg.table(rows, header=("score", f"mean of {folds * repeats} held-out folds", "sd"), divider=True)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, result)
+        msg.good(f"Saved to {output}")
+
+
+@app.command("check-strings")
+def check_strings_cli(
+    model: str = typer.Argument(..., help="Pipeline directory"),
+    data: Path = typer.Argument(..., help=".spacy file of reference pair Docs (word lists, e.g. converted ContextDeP)"),
+    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
+    folds: int = typer.Option(4, "--folds", "-k"),
+    repeats: int = typer.Option(5, "--repeats", "-r"),
+    seed: int = typer.Option(0, "--seed"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the checks and scores to this JSON file"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+):
+    """Run the pipeline on every pair given as word lists and as strings (the
+    words joined by spaces, tokenized by the pipeline): punctuation-only spans
+    and turn maxima on punctuation in the string input, word-level agreement of
+    the two inputs, and both inputs' scores at the pipeline's thresholds and
+    cross-tuned (the string input read word by word)."""
+    from .spans.strings import check_strings
+
+    nlp = _load(model, gpu_id)
+    readout = nlp.get_pipe(pipe_name).readout
+    words, strings, checks = check_strings(nlp, _examples(nlp, data), readout, batch_size=batch_size)
+    result: Dict[str, object] = {"checks": checks}
+    shown = ["pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "token_f"]
+    rows = []
+    for name, examples in (("words", words), ("strings", strings)):
+        as_is = thresholds.score_docs(examples, readout, pipe_name)
+        crossed = thresholds.cross_tuned_scores(examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed)
+        result[name] = {"scores": as_is, "cross_tuned": crossed["scores"], "cross_tuned_spread": crossed["spread"]}
+        rows.append([name, "as trained"] + [f"{as_is[f'{pipe_name}_{k}']:.4f}" for k in shown])
+        rows.append([name, "cross-tuned"] + [f"{crossed['scores'][f'{pipe_name}_{k}']:.4f}" for k in shown])
+    msg.table(rows, header=["input", "thresholds"] + shown, divider=True)
+    msg.table([(k, f"{v:.4f}" if isinstance(v, float) else str(v)) for k, v in checks.items()],
+              header=("string input check", "value"), divider=True)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, result)

@@ -83,3 +83,26 @@ def word_values(doc: Doc, values: numpy.ndarray) -> numpy.ndarray:
         if not numpy.isnan(chunk).all():
             out[w] = numpy.nanmax(chunk)
     return out
+
+
+def token_map(source: Doc, target: Doc) -> List[List[int]]:
+    """For each token of ``target``, the tokens of ``source`` (a Doc of the same
+    text, tokenized differently) that overlap it: its non-whitespace ones when
+    it has any, else the whitespace ones. How results on a string Doc are read
+    word by word on a word-list Doc of the same pair."""
+    if source.text != target.text:
+        raise ValueError("token_map needs two Docs of the same text")
+    out: List[List[int]] = []
+    i = 0
+    for tok in target:
+        start, end = tok.idx, tok.idx + len(tok.text)
+        while i < len(source) and source[i].idx + len(source[i].text) <= start:
+            i += 1
+        hits = []
+        j = i
+        while j < len(source) and source[j].idx < end:
+            hits.append(j)
+            j += 1
+        words = [k for k in hits if not source[k].is_space]
+        out.append(words or hits)
+    return out
