@@ -2,9 +2,11 @@
 
 ``spacy_paraphrase.ParaphraseTagger.v1`` takes per-Doc ``TransformerData`` from
 a pair-aware transformer (a listener or an inline one, see
-``spacy_paraphrase.encoder``), mean-pools each token's wordpiece vectors and scores
-each token with a linear layer and a sigmoid: the probability that the token is
-part of the paraphrase.
+``spacy_paraphrase.encoder``), mean-pools the wordpiece vectors of each token's
+whitespace word (``spacy_paraphrase.words``: "Rome." tokenized as "Rome" + "."
+is one word, so both tokens get the word's vector, as a word-list token "Rome."
+would) and scores each token with a linear layer and a sigmoid: the probability
+that the token (its word) is part of the paraphrase.
 
 Its output is one ``TokenScores`` per Doc. Tokens without wordpieces get no
 probability from the model (NaN): whitespace tokens, tokens the tokenizer maps
@@ -24,6 +26,7 @@ from spacy_transformers.align import apply_alignment
 from spacy_transformers.data_classes import TransformerData
 
 from ..encoder.model import check_transformer_output, tok2vec_width
+from ..words import widen_alignment
 
 
 @dataclass
@@ -89,10 +92,11 @@ def forward(
 
     aligned: List[Ragged] = []
     bp_aligns = []
-    for data in trf_datas:
+    for doc, data in zip(docs, trf_datas):
         hidden = cast(Floats2d, data.model_output.last_hidden_state)
         src = ops.reshape2f(hidden, -1, width)
-        dst, get_d_src = apply_alignment(ops, data.align, src)
+        # every token is pooled over all the pieces of its whitespace word
+        dst, get_d_src = apply_alignment(ops, widen_alignment(doc, data.align), src)
         aligned.append(dst)
         bp_aligns.append(get_d_src)
     lengths = xp.concatenate([r.lengths for r in aligned]) if aligned else xp.zeros((0,), "i")
