@@ -139,7 +139,8 @@ def check_text(value: str, column: str) -> None:
 # -- reading ------------------------------------------------------------------
 
 
-def _resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
+def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
+    """``"jsonl"`` or a one-character delimiter, from the option or the file extension."""
     if delimiter is None:
         suffix = path.suffix.lower()
         if suffix not in EXTENSIONS:
@@ -277,7 +278,7 @@ def convert_pairs(
     path = Path(path)
     if quoting not in QUOTING:
         raise ValueError(f"Unknown quoting {quoting!r}; choose one of {list(QUOTING)}.")
-    fmt = _resolve_delimiter(path, delimiter)
+    fmt = resolve_delimiter(path, delimiter)
     columns: Dict[str, Column] = {"text1": text1, "text2": text2}
     if label is not None:
         columns["label"] = label

@@ -15,7 +15,8 @@ from array import array
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from ..converters.pairs import DELIMITER_NAMES, EXTENSIONS, QUOTING, ROW_HINT
+from ..converters import pairs
+from ..converters.pairs import QUOTING, ROW_HINT
 from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance
 
 
@@ -81,22 +82,11 @@ def as_order(value: Any, what: str) -> float:
 
 
 def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
-    """``"jsonl"`` or a one-character delimiter, from the option or the file
-    extension (the extensions and names of ``converters.pairs``)."""
-    if delimiter is None:
-        suffix = path.suffix.lower()
-        if suffix not in EXTENSIONS:
-            raise DialogFormatError(
-                f"{path}: cannot tell the delimiter from the extension {suffix!r}; pass delimiter "
-                "(',', '\\t', 'tab', 'comma' or 'jsonl')."
-            )
-        return EXTENSIONS[suffix]
-    delimiter = DELIMITER_NAMES.get(delimiter.lower(), delimiter)
-    if delimiter != "jsonl" and len(delimiter) != 1:
-        raise DialogFormatError(
-            f"delimiter must be one character, 'tab', 'comma' or 'jsonl'; got {delimiter!r}"
-        )
-    return delimiter
+    """``converters.pairs.resolve_delimiter``, failing with a DialogFormatError."""
+    try:
+        return pairs.resolve_delimiter(path, delimiter)
+    except ValueError as err:
+        raise DialogFormatError(f"{path}: {err}") from None
 
 
 def quoting_mode(quoting: str) -> int:
