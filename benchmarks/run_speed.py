@@ -57,9 +57,23 @@ from .speed_pairs import GEN_FIRST_MEAN, GEN_SECOND_MEAN, generate_pairs, n_word
 from .speed_systems import INFER_SYSTEMS, SCALE_SYSTEMS, TRAIN_SYSTEMS, run_worker
 
 REPO = Path(__file__).resolve().parents[1]
+
 MODULE = "benchmarks.run_speed"  # workers run as `python -m MODULE --worker ...` from REPO
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "contextdep" / "dev.tsv"
 DEFAULT_CONFIG = REPO / "configs" / "contextdep_cpu.cfg"
+
+
+def portable(path) -> str:
+    """``path`` as it reads on any machine: relative to the repo (``..`` for data
+    beside it), or from site-packages on; results files name no machine paths."""
+    p = Path(str(path))
+    if not p.is_absolute():
+        return str(path)
+    if "site-packages" in p.parts:
+        return str(Path("<site-packages>", *p.parts[p.parts.index("site-packages") + 1:]))
+    return os.path.relpath(p, REPO)
+
+
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "speed.json"
 
@@ -154,7 +168,7 @@ def main_parent(args) -> int:
         runner.source = prep["model_source"]
         if data_path is not None:
             pairs = prep["pairs"]
-            source = f"ContextDeP dev ({data_path})"
+            source = f"ContextDeP dev ({portable(data_path)})"
         else:
             pairs = generate_pairs(args.n_pairs or 88, args.seed)
             source = f"generated (seed {args.seed}, first turn ~{GEN_FIRST_MEAN} words, second ~{GEN_SECOND_MEAN})"
@@ -167,7 +181,7 @@ def main_parent(args) -> int:
 
         results: dict = {
             "command": f"python -m {MODULE} " + shlex.join(sys.argv[1:]),
-            "cwd": os.getcwd(),
+            "cwd": portable(os.getcwd()),
             "created": datetime.datetime.now().isoformat(timespec="seconds"),
             "machine": {
                 "platform": platform.platform(),
@@ -178,8 +192,8 @@ def main_parent(args) -> int:
             "versions": prep["versions"],
             "settings": {
                 "model": args.model,
-                "model_source": prep["model_source"],
-                "config": str(args.config),
+                "model_source": portable(prep["model_source"]),
+                "config": portable(args.config),
                 "torch_threads": args.threads,
                 "batch_size": B,
                 "order": "sorted by length (descending) in all systems" if args.sort_by_length
