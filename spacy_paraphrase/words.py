@@ -11,7 +11,7 @@ A word is a maximal run of tokens with no whitespace between them inside one tur
 (`str.split()` words of the turn's text); a whitespace token is a word of its own
 (it has no wordpieces and gets no probability of its own).
 """
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numpy
 from spacy.attrs import IS_SPACE, SPACY
@@ -40,9 +40,11 @@ def word_index(doc: Doc) -> numpy.ndarray:
     return (numpy.cumsum(starts) - 1).astype("int32")
 
 
-def word_bounds(doc: Doc) -> List[Tuple[int, int]]:
-    """``(token_start, token_end)`` of every word of ``doc``, in order."""
-    index = word_index(doc)
+def word_bounds(doc: Doc, index: Optional[numpy.ndarray] = None) -> List[Tuple[int, int]]:
+    """``(token_start, token_end)`` of every word of ``doc``, in order
+    (``index``: ``word_index(doc)`` when the caller has it)."""
+    if index is None:
+        index = word_index(doc)
     if len(index) == 0:
         return []
     starts = numpy.flatnonzero(numpy.diff(index, prepend=-1))
@@ -64,7 +66,7 @@ def widen_alignment(doc: Doc, align: Ragged) -> Ragged:
     offsets = numpy.concatenate([[0], numpy.cumsum(lengths)])
     new_lengths = lengths.copy()
     pieces = [data[offsets[i]: offsets[i + 1]] for i in range(len(lengths))]
-    for start, end in word_bounds(doc):
+    for start, end in word_bounds(doc, index):
         if end - start > 1:
             union = numpy.unique(numpy.concatenate(pieces[start:end]))
             for i in range(start, end):
@@ -74,9 +76,12 @@ def widen_alignment(doc: Doc, align: Ragged) -> Ragged:
     return Ragged(flat.astype(align.dataXd.dtype), new_lengths.astype(align.lengths.dtype))
 
 
-def word_values(doc: Doc, values: numpy.ndarray) -> numpy.ndarray:
-    """One value per word: the largest of its tokens' values (NaN only if all are NaN)."""
-    bounds = word_bounds(doc)
+def word_values(doc: Doc, values: numpy.ndarray,
+                bounds: Optional[List[Tuple[int, int]]] = None) -> numpy.ndarray:
+    """One value per word: the largest of its tokens' values (NaN only if all
+    are NaN). ``bounds``: ``word_bounds(doc)`` when the caller has them."""
+    if bounds is None:
+        bounds = word_bounds(doc)
     out = numpy.full((len(bounds),), numpy.nan, dtype="float32")
     for w, (start, end) in enumerate(bounds):
         chunk = values[start:end]

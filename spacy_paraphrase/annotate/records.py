@@ -144,7 +144,8 @@ def model_words(doc: Doc, probs: numpy.ndarray) -> List[Tuple[int, int, float]]:
     (``words.word_bounds`` / ``word_values``); whitespace tokens, words of
     their own there, never overlap a whitespace word of the text."""
     out = []
-    for (start, end), value in zip(word_bounds(doc), word_values(doc, probs)):
+    bounds = word_bounds(doc)
+    for (start, end), value in zip(bounds, word_values(doc, probs, bounds)):
         first, last = doc[start], doc[end - 1]
         out.append((first.idx, last.idx + len(last.text), float(value)))
     return out
