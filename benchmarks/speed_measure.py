@@ -80,14 +80,21 @@ def infer_result(pairs, batch_size, wall, cpu, mem_load, mem_before, extra=None)
         "cpu_seconds": cpu,
         "pairs_per_s": len(pairs) / wall,
         "words_per_s": n_words(pairs) / wall,
+        **memory_fields(mem_load, mem_before, mem_after),
+    }
+    out.update(extra or {})
+    return out
+
+
+def memory_fields(mem_load, mem_before, mem_after):
+    """The memory part of a result record (MiB): after loading, before and after the run."""
+    return {
         "rss_after_load_mb": mem_load["rss_mb"],
         "rss_before_run_mb": mem_before["rss_mb"],
         "peak_before_run_mb": mem_before["maxrss_mb"],
         "peak_rss_mb": mem_after["maxrss_mb"],
         "peak_hwm_mb": mem_after["hwm_mb"],
     }
-    out.update(extra or {})
-    return out
 
 
 def train_result(pairs, batch_size, wall, cpu, mem_load, mem_before, losses, extra=None):
@@ -104,11 +111,7 @@ def train_result(pairs, batch_size, wall, cpu, mem_load, mem_before, losses, ext
         "seconds_per_step": wall / steps,
         "examples_per_s": len(pairs) / wall,
         "losses": losses,
-        "rss_after_load_mb": mem_load["rss_mb"],
-        "rss_before_run_mb": mem_before["rss_mb"],
-        "peak_before_run_mb": mem_before["maxrss_mb"],
-        "peak_rss_mb": mem_after["maxrss_mb"],
-        "peak_hwm_mb": mem_after["hwm_mb"],
+        **memory_fields(mem_load, mem_before, mem_after),
     }
     out.update(extra or {})
     return out
