@@ -10,6 +10,7 @@ check-strings   the same pairs as strings and as word lists: what a user sees di
 baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
+quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
 """
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -25,6 +26,7 @@ from .spans import thresholds
 from .annotate.cli import annotate_command
 from .converters.cli import convert_app
 from .corpus import PairCorpus
+from .quantize import quantize_cli
 from .visualize.cli import visualize_cli
 from .spans.readout import check_highlight_scale
 
@@ -34,6 +36,7 @@ app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=
 app.add_typer(convert_app, name="convert")
 app.command("annotate")(annotate_command)
 app.command("visualize")(visualize_cli)
+app.command("quantize")(quantize_cli)
 
 
 def _load(model: str, gpu_id: int):

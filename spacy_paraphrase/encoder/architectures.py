@@ -1,5 +1,7 @@
 """The registered architectures of the pair transformer (names and parameters
-in the README's "Registered names")."""
+in the README's "Registered names"). The v2 versions add the ``quantize``
+setting (``quantize.py``); v1 stays registered, unchanged, for existing
+configs and pipelines."""
 from typing import List
 
 from spacy.tokens import Doc
@@ -10,6 +12,7 @@ from thinc.api import Model, chain
 
 from .batching import DEFAULT_MAX_PADDING
 from .model import PairTransformerModel
+from .shim import set_quantize
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerModel.v1")
@@ -41,6 +44,36 @@ def create_pair_transformer_model(
         max_length=max_length,
         max_padding=max_padding,
     )
+
+
+@registry.architectures("spacy_paraphrase.PairTransformerModel.v2")
+def create_pair_transformer_model_v2(
+    name: str,
+    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
+    transformer_config: dict = SimpleFrozenDict(),
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = SimpleFrozenDict(),
+    max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
+    quantize: str = "",
+) -> Model[List[Doc], FullTransformerBatch]:
+    """``PairTransformerModel.v1`` with a ``quantize`` setting (``quantize.py``).
+
+    quantize (str): "" = the fp32 transformer as trained; "int8" = dynamic
+        int8 quantization of its Linear layers when the weights are loaded
+        (inference on CPU only; training raises an error). Override it at load
+        time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8"})``.
+    """
+    model = create_pair_transformer_model(
+        name,
+        tokenizer_config=tokenizer_config,
+        transformer_config=transformer_config,
+        mixed_precision=mixed_precision,
+        grad_scaler_config=grad_scaler_config,
+        max_length=max_length,
+        max_padding=max_padding,
+    )
+    return set_quantize(model, quantize)
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerListener.v1")
@@ -75,3 +108,28 @@ def create_inline_pair_transformer(
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)
     return model
+
+
+@registry.architectures("spacy_paraphrase.PairTransformer.v2")
+def create_inline_pair_transformer_v2(
+    name: str,
+    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
+    transformer_config: dict = SimpleFrozenDict(),
+    mixed_precision: bool = False,
+    grad_scaler_config: dict = SimpleFrozenDict(),
+    max_length: int = 0,
+    max_padding: float = DEFAULT_MAX_PADDING,
+    quantize: str = "",
+) -> Model[List[Doc], List[TransformerData]]:
+    """``PairTransformer.v1`` with the ``quantize`` setting of
+    ``PairTransformerModel.v2``."""
+    model = create_inline_pair_transformer(
+        name,
+        tokenizer_config=tokenizer_config,
+        transformer_config=transformer_config,
+        mixed_precision=mixed_precision,
+        grad_scaler_config=grad_scaler_config,
+        max_length=max_length,
+        max_padding=max_padding,
+    )
+    return set_quantize(model, quantize)

@@ -1,25 +1,79 @@
 """Torch workarounds of the pair transformer.
 
 ``PairHFShim`` is spacy-transformers' ``HFShim`` (itself thinc's
-``PyTorchShim``) with two methods changed, the way ``HFShim`` changes
-serialization by subclassing; ``PairTransformerModel`` builds its torch layer
-with it. ``limit_threads_in_worker`` keeps forked workers of
-``nlp.pipe(n_process=...)`` from hanging.
+``PyTorchShim``) with ``predict`` and ``use_params`` changed, the way
+``HFShim`` changes serialization by subclassing; ``PairTransformerModel``
+builds its torch layer with it. It also carries the transformer's ``quantize`` setting
+(``quantize.py``): with "int8" it quantizes the torch module when the weights
+are loaded, and refuses to train it. ``limit_threads_in_worker`` keeps forked
+workers of ``nlp.pipe(n_process=...)`` from hanging.
 """
 import contextlib
 import multiprocessing
 import os
-from typing import Any, Optional
+import warnings
+from typing import Any, List, Optional
 
 import torch
 from spacy_transformers.layers.hf_shim import HFShim
-from thinc.api import xp2torch
+from thinc.api import Model, get_torch_default_device, xp2torch
 from thinc.types import ArgsKwargs
+
+from .quantize import (
+    check_cpu,
+    check_quantize,
+    quantize_module,
+    quantized_linears,
+    saved_int8_error,
+    saved_quantization,
+    training_error,
+)
 
 
 class PairHFShim(HFShim):
-    """``HFShim`` whose ``predict`` leaves the module in eval mode and whose
-    ``use_params`` finds the optimizer's averaged weights."""
+    """``HFShim`` whose ``predict`` leaves the module in eval mode, whose
+    ``use_params`` finds the optimizer's averaged weights, and which quantizes
+    the module when ``quantize`` is set (``set_quantize``)."""
+
+    # "" (fp32) or "int8"; set per instance by set_quantize (the v2 architectures).
+    quantize: str = ""
+    # The module as quantized by this shim (so predict checks one reference,
+    # not every submodule, per batch).
+    _quantized_model: Optional[torch.nn.Module] = None
+
+    def from_bytes(self, bytes_data):
+        """``HFShim.from_bytes``, then the loaded module quantized when
+        ``quantize`` is set. Saved int8 weights (a quantized module saved
+        again, marked in its config) are loaded into a module quantized
+        before loading, and only when ``quantize`` asks for int8."""
+        if self.quantize:
+            check_cpu(get_torch_default_device())
+        model_cls = self.model_cls
+        self.model_cls = _SavedWeightsModelClass(model_cls, self.quantize)
+        try:
+            with warnings.catch_warnings():
+                # torch.load of a quantized state dict (int8 weights saved again)
+                warnings.filterwarnings("ignore", message="TypedStorage is deprecated")
+                super().from_bytes(bytes_data)
+        finally:
+            self.model_cls = model_cls
+        self._quantized_model = None
+        if self.quantize and self._hfmodel.transformer is not None:
+            self.ensure_quantized()
+        return self
+
+    def ensure_quantized(self) -> None:
+        """Quantize the torch module now if ``quantize`` is set and this
+        shim has not quantized it yet."""
+        if not self.quantize or self._quantized_model is self._model:
+            return
+        quantize_module(self._model, self.quantize)
+        self._quantized_model = self._model
+
+    def begin_update(self, inputs: ArgsKwargs):
+        if self.quantize:
+            raise training_error()
+        return super().begin_update(inputs)
 
     def predict(self, inputs: ArgsKwargs) -> Any:
         """thinc's ``PyTorchShim.predict``, but the torch module is switched
@@ -27,6 +81,8 @@ class PairHFShim(HFShim):
         to train mode afterwards (``begin_update`` does that itself before
         every training pass). ``Module.eval()`` / ``.train()`` walk every
         submodule, a cost paid twice per batch by the stock shim."""
+        if self.quantize and self._quantized_model is not self._model:
+            self.ensure_quantized()  # a model initialized from its backbone
         if self._model.training:
             self._model.eval()
         with torch.no_grad():
@@ -62,6 +118,53 @@ class PairHFShim(HFShim):
             yield
         finally:
             self._model.load_state_dict(backup)
+
+
+class _SavedWeightsModelClass:
+    """Stands in for ``HFShim.model_cls`` while weights are loaded: builds the
+    module from its saved config, quantized first when the config says the
+    saved weights are int8 (so the int8 state dict loads exactly)."""
+
+    def __init__(self, model_cls, quantize: str):
+        self.model_cls = model_cls
+        self.quantize = quantize
+
+    def from_config(self, config, **kwargs):
+        saved = saved_quantization(config)
+        if saved and saved != self.quantize:
+            raise saved_int8_error(self.quantize)
+        module = self.model_cls.from_config(config, **kwargs)
+        if saved:
+            quantize_module(module, saved)
+        return module
+
+
+def pair_shims(model: Model) -> List[PairHFShim]:
+    """The ``PairHFShim``s of a pair transformer (or of any model holding one)."""
+    return [shim for node in model.walk() for shim in node.shims if isinstance(shim, PairHFShim)]
+
+
+def set_quantize(model: Model, setting: str) -> Model:
+    """Set the ``quantize`` setting ("" or "int8") of every pair transformer
+    shim in ``model``; applied when weights are loaded (``quantize.py``)."""
+    check_quantize(setting)
+    shims = pair_shims(model)
+    if not shims:
+        raise ValueError("No pair transformer (PairHFShim) in this model to set quantize on.")
+    for shim in shims:
+        shim.quantize = setting
+    return model
+
+
+def quantized_layer_count(model: Model) -> int:
+    """Quantize the pair transformers in ``model`` that are set to (if not done
+    yet) and count their quantized Linear layers."""
+    n_layers = 0
+    for shim in pair_shims(model):
+        shim.ensure_quantized()
+        if shim._model is not None:
+            n_layers += sum(1 for _ in quantized_linears(shim._model))
+    return n_layers
 
 
 _THREADS_CHECKED_PID: Optional[int] = None

@@ -1,0 +1,172 @@
+"""``python -m spacy_paraphrase quantize MODEL_DIR OUTPUT_DIR``: a trained
+pipeline as a new pipeline whose transformer runs in int8 on CPU.
+
+The new directory is a copy of MODEL_DIR with the same fp32 weights; only
+its ``config.cfg`` and ``meta.json`` change. Every pair transformer in the
+config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``,
+or their v2) becomes the v2 architecture with ``quantize = "int8"`` (v1 -> v2
+is a rename plus that one setting), so ``spacy.load(OUTPUT_DIR)`` quantizes
+the transformer's Linear layers as it loads them (``encoder/quantize.py``)
+and ``spacy package`` packages it like any pipeline. ``meta.json`` gets
+``spacy_paraphrase.quantize`` (method, setting, the source pipeline's name
+and version) and, by default, the name ``<name>_int8``. The copy is written
+beside OUTPUT_DIR, loaded and run once on a pair, and only then moved into
+place.
+"""
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+import srsly
+import typer
+from spacy.util import load_config
+from thinc.api import Config
+from wasabi import msg
+
+from .encoder.quantize import QUANTIZE_METHODS, check_quantize
+from .encoder.shim import quantized_layer_count
+
+META_KEY = "spacy_paraphrase"
+# Each pair transformer architecture -> the version with the quantize setting.
+QUANTIZABLE = {
+    "spacy_paraphrase.PairTransformerModel.v1": "spacy_paraphrase.PairTransformerModel.v2",
+    "spacy_paraphrase.PairTransformerModel.v2": "spacy_paraphrase.PairTransformerModel.v2",
+    "spacy_paraphrase.PairTransformer.v1": "spacy_paraphrase.PairTransformer.v2",
+    "spacy_paraphrase.PairTransformer.v2": "spacy_paraphrase.PairTransformer.v2",
+}
+
+
+class QuantizeCommandError(ValueError):
+    """The pipeline cannot be quantized (no pair transformer, bad paths)."""
+
+
+def pair_transformer_blocks(config: Config) -> List[Tuple[str, dict]]:
+    """The (dotted path, block) of every pair transformer architecture under
+    ``[components]`` of a pipeline config."""
+    found: List[Tuple[str, dict]] = []
+
+    def visit(node, path: str) -> None:
+        if not isinstance(node, dict):
+            return
+        if node.get("@architectures") in QUANTIZABLE:
+            found.append((path, node))
+        for key, value in node.items():
+            visit(value, f"{path}.{key}")
+
+    for name, block in config.get("components", {}).items():
+        visit(block, f"components.{name}")
+    return found
+
+
+def quantize_config(config: Config, setting: str) -> List[str]:
+    """Set every pair transformer of ``config`` to its v2 architecture with
+    ``quantize = setting``, in place; returns the paths of their
+    ``quantize`` settings."""
+    check_quantize(setting)
+    paths = []
+    for path, block in pair_transformer_blocks(config):
+        block["@architectures"] = QUANTIZABLE[block["@architectures"]]
+        block["quantize"] = setting
+        paths.append(f"{path}.quantize")
+    return paths
+
+
+def quantize_meta(meta: Dict, method: str, setting: str, name: Optional[str]) -> Dict:
+    """``meta`` with the quantization recorded under ``spacy_paraphrase`` and
+    the new name (default ``<name>_int8``)."""
+    meta = dict(meta)
+    source = {key: meta.get(key) for key in ("lang", "name", "version")}
+    record = dict(meta.get(META_KEY) or {})
+    record["quantize"] = {"method": method, "setting": setting, "source_meta": source}
+    meta[META_KEY] = record
+    if name is None:
+        old = str(meta.get("name") or "pipeline")
+        name = old if old.endswith(f"_{setting}") else f"{old}_{setting}"
+    meta["name"] = name
+    return meta
+
+
+def check_quantized_pipeline(path: Path) -> Dict:
+    """Load the pipeline at ``path`` as ``spacy.load`` does, run it on one pair
+    and count its quantized Linear layers (a pipeline with none is an error)."""
+    import spacy
+
+    from .pair_doc import make_pair_doc
+
+    nlp = spacy.load(path)
+    n_linear = sum(
+        quantized_layer_count(pipe.model)
+        for _, pipe in nlp.pipeline
+        if hasattr(getattr(pipe, "model", None), "walk")
+    )
+    if not n_linear:
+        raise QuantizeCommandError(f"The pipeline written to {path} has no quantized Linear layer.")
+    doc = nlp(make_pair_doc(nlp, "I like this city a lot", "this city is great"))
+    return {"quantized_linear_layers": n_linear, "cats": dict(doc.cats)}
+
+
+def quantize_pipeline(
+    model_dir: Path, output_dir: Path, method: str = "dynamic-int8", name: Optional[str] = None
+) -> Dict:
+    """Write ``model_dir`` quantized by ``method`` to the new directory
+    ``output_dir`` (module docstring); returns what was done."""
+    model_dir, output_dir = Path(model_dir), Path(output_dir)
+    if method not in QUANTIZE_METHODS:
+        raise QuantizeCommandError(
+            f"Unknown method {method!r}; choose one of {', '.join(QUANTIZE_METHODS)}."
+        )
+    setting = QUANTIZE_METHODS[method]
+    if not (model_dir / "config.cfg").is_file() or not (model_dir / "meta.json").is_file():
+        raise QuantizeCommandError(f"{model_dir} is not a pipeline directory (config.cfg, meta.json).")
+    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
+        raise QuantizeCommandError(f"{output_dir} exists and is not empty: give a new directory.")
+    if output_dir.resolve() == model_dir.resolve():
+        raise QuantizeCommandError("OUTPUT_DIR must be a new directory, not MODEL_DIR.")
+    config = load_config(model_dir / "config.cfg", interpolate=False)
+    paths = quantize_config(config, setting)
+    if not paths:
+        raise QuantizeCommandError(
+            f"No spacy_paraphrase pair transformer in {model_dir / 'config.cfg'}: nothing to quantize."
+        )
+    meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name)
+    output_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
+    try:
+        copy = staging / "pipeline"
+        shutil.copytree(model_dir, copy)
+        config.to_disk(copy / "config.cfg")
+        srsly.write_json(copy / "meta.json", meta)
+        check = check_quantized_pipeline(copy)
+        if output_dir.exists():
+            output_dir.rmdir()
+        copy.rename(output_dir)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return {"settings": paths, "name": meta["name"], **check}
+
+
+def quantize_cli(
+    model_dir: Path = typer.Argument(..., help="Trained pipeline directory"),
+    output_dir: Path = typer.Argument(..., help="New directory for the quantized pipeline"),
+    method: str = typer.Option(
+        "dynamic-int8", "--method", "-m", help=f"How to quantize: {', '.join(QUANTIZE_METHODS)}"
+    ),
+    name: Optional[str] = typer.Option(
+        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8)"
+    ),
+):
+    """Copy a trained pipeline as one whose transformer runs in int8 on CPU
+    (dynamic quantization when it is loaded; the fp32 weights are kept)."""
+    try:
+        done = quantize_pipeline(model_dir, output_dir, method, name)
+    except (QuantizeCommandError, OSError, ValueError) as err:
+        msg.fail(str(err), exits=1)
+    msg.good(
+        f"Wrote {output_dir} ('{done['name']}'): {done['quantized_linear_layers']} Linear layers "
+        f"int8 when loaded ({', '.join(s + ' = ' + repr(QUANTIZE_METHODS[method]) for s in done['settings'])})"
+    )
+    msg.text(
+        f"Load it with spacy.load('{output_dir}'); CPU only, inference only. "
+        "Its fp32 weights are kept: config override quantize = \"\" loads the pipeline as trained."
+    )

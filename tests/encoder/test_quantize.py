@@ -1,0 +1,165 @@
+"""Int8 inference of the pair transformer (encoder/quantize.py, the quantize
+setting of PairHFShim and of the v2 architectures): Linear layers quantized
+when the weights are loaded or before the first prediction, outputs close to
+fp32, the config override, v1 unchanged, saving again, no training, no GPU."""
+import pickle
+
+import numpy
+import pytest
+import spacy
+import torch
+from thinc.api import Adam, Linear, fix_random_seed
+
+from spacy_paraphrase import token_probs
+from spacy_paraphrase.encoder import PairHFShim, QuantizationError, set_quantize
+from spacy_paraphrase.encoder import shim as shim_module
+from spacy_paraphrase.encoder.quantize import (
+    QUANTIZED_ATTR,
+    check_quantize,
+    is_quantized,
+    quantize_module,
+)
+
+from tests.util import make_examples
+
+QUANTIZE = "components.transformer.model.quantize"
+ARCH = "components.transformer.model.@architectures"
+V2 = "spacy_paraphrase.PairTransformerModel.v2"
+PROB_TOLERANCE = 0.02  # int8 vs fp32, per token probability, on the tiny model
+
+
+def _hf(nlp):
+    return nlp.get_pipe("transformer").model.transformer
+
+
+def _linear_types(module):
+    """The types of the Linear layers (fp32 or quantized) of a torch module."""
+    linear = (torch.nn.Linear, torch.ao.nn.quantized.dynamic.Linear)
+    return {type(m) for m in module.modules() if isinstance(m, linear)}
+
+
+def _probs(nlp, examples):
+    docs = nlp.pipe([eg.predicted.copy() for eg in examples])
+    return [token_probs(doc, "paraphrase") for doc in docs]
+
+
+def _max_diff(a, b):
+    return max(float(numpy.nanmax(numpy.abs(x - y))) for x, y in zip(a, b))
+
+
+@pytest.fixture(scope="module")
+def saved(trained_pipeline, tmp_path_factory):
+    """The trained tiny pipeline (v1 config) on disk, with its probabilities."""
+    nlp, examples = trained_pipeline
+    path = tmp_path_factory.mktemp("fp32")
+    nlp.to_disk(path)
+    return path, examples, _probs(nlp, examples)
+
+
+def test_override_quantizes_the_transformer_and_outputs_stay_close(saved):
+    path, examples, fp32 = saved
+    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    module = _hf(nlp)
+    assert _linear_types(module) == {torch.ao.nn.quantized.dynamic.Linear}  # no fp32 Linear left
+    assert getattr(module.config, QUANTIZED_ATTR) == "int8"
+    int8 = _probs(nlp, examples)
+    diff = _max_diff(fp32, int8)
+    assert 0.0 < diff < PROB_TOLERANCE  # quantized: not identical, but close
+    docs = list(nlp.pipe([eg.predicted.copy() for eg in examples]))
+    assert all("paraphrase" in doc.spans and "PARAPHRASE" in doc.cats for doc in docs)
+
+
+def test_v2_without_quantize_and_v1_load_the_fp32_pipeline(saved):
+    path, examples, fp32 = saved
+    for config in ({}, {ARCH: V2}, {ARCH: V2, QUANTIZE: ""}):
+        nlp = spacy.load(path, config=config)
+        assert not is_quantized(_hf(nlp))
+        assert torch.nn.Linear in _linear_types(_hf(nlp))
+        for x, y in zip(fp32, _probs(nlp, examples)):
+            numpy.testing.assert_array_equal(x, y)
+    # v1 is unchanged: it has no quantize setting
+    with pytest.raises(Exception, match="quantize"):
+        spacy.load(path, config={QUANTIZE: "int8"})
+    with pytest.raises(Exception, match="Unknown quantize setting"):
+        spacy.load(path, config={ARCH: V2, QUANTIZE: "int4"})
+
+
+def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, tmp_path):
+    path, examples, _ = saved
+    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    int8 = _probs(nlp, examples)
+    nlp.to_disk(tmp_path / "again")
+    again = spacy.load(tmp_path / "again")  # its config says int8
+    assert is_quantized(_hf(again))
+    for x, y in zip(int8, _probs(again, examples)):
+        numpy.testing.assert_array_equal(x, y)  # the same int8 weights, not re-quantized fp32
+    with pytest.raises(QuantizationError, match="saved int8-quantized"):
+        spacy.load(tmp_path / "again", config={QUANTIZE: ""})
+    # through bytes, copies and pickles as well
+    copied = spacy.util.load_model_from_config(again.config)
+    copied.from_bytes(again.to_bytes())
+    for x, y in zip(int8, _probs(copied, examples)):
+        numpy.testing.assert_array_equal(x, y)
+    for x, y in zip(int8, _probs(pickle.loads(pickle.dumps(again)), examples)):
+        numpy.testing.assert_array_equal(x, y)
+    trf = again.get_pipe("transformer").model.copy()
+    assert type(trf.layers[0].shims[0]) is PairHFShim and trf.layers[0].shims[0].quantize == "int8"
+    assert is_quantized(trf.transformer)
+
+
+def test_quantized_pipeline_cannot_be_trained(saved):
+    path, examples, _ = saved
+    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    with pytest.raises(QuantizationError, match="inference only"):
+        nlp.update(examples, sgd=Adam(1e-3))
+
+
+def test_initialized_from_the_backbone_quantizes_before_predicting(tiny_bert):
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", config={"model": {"@architectures": V2, "name": tiny_bert, "quantize": "int8"}})
+    nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
+    examples = make_examples(nlp)
+    nlp.initialize(lambda: examples)
+    with pytest.raises(QuantizationError, match="inference only"):  # spacy train with an int8 config
+        nlp.update(examples, sgd=Adam(1e-3))
+    docs = list(nlp.pipe([eg.predicted.copy() for eg in examples]))
+    assert is_quantized(_hf(nlp)) and all("paraphrase" in doc.spans for doc in docs)
+
+
+def test_inline_transformer_v2_quantizes(tiny_bert, tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("pair_classifier", config={"model": {"tok2vec": {
+        "@architectures": "spacy_paraphrase.PairTransformer.v2", "name": tiny_bert}}})
+    examples = make_examples(nlp)
+    for eg in examples:
+        eg.reference.cats = {"YES": eg.reference.cats["PARAPHRASE"], "NO": 1.0 - eg.reference.cats["PARAPHRASE"]}
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp_path / "fp32")
+    fp32 = [doc.cats for doc in nlp.pipe([eg.predicted.copy() for eg in examples])]
+    key = "components.pair_classifier.model.tok2vec.quantize"
+    int8_nlp = spacy.load(tmp_path / "fp32", config={key: "int8"})
+    trf = int8_nlp.get_pipe("pair_classifier").model.get_ref("tok2vec").get_ref("transformer")
+    assert is_quantized(trf.transformer)
+    int8 = [doc.cats for doc in int8_nlp.pipe([eg.predicted.copy() for eg in examples])]
+    for a, b in zip(fp32, int8):
+        assert set(a) == set(b) == {"YES", "NO"}
+        assert max(abs(a[k] - b[k]) for k in a) < PROB_TOLERANCE
+
+
+def test_int8_is_refused_on_a_gpu(saved, monkeypatch):
+    path, _, _ = saved
+    monkeypatch.setattr(shim_module, "get_torch_default_device", lambda: torch.device("cuda", 0))
+    with pytest.raises(QuantizationError, match="CPU only"):
+        spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    module = torch.nn.Sequential(torch.nn.Linear(4, 4)).to("meta")  # a module off the CPU
+    with pytest.raises(QuantizationError, match="CPU only"):
+        quantize_module(module)
+
+
+def test_settings_are_checked():
+    assert check_quantize("") == "" and check_quantize("int8") == "int8"
+    with pytest.raises(ValueError, match="Unknown quantize setting"):
+        check_quantize("fp16")
+    with pytest.raises(ValueError, match="No pair transformer"):
+        set_quantize(Linear(2, 2), "int8")

@@ -1,0 +1,135 @@
+"""``python -m spacy_paraphrase quantize`` (spacy_paraphrase/quantize.py): a
+new pipeline directory that plain ``spacy.load`` runs int8, the fp32 weights
+kept, config and meta rewritten, clear refusals."""
+import filecmp
+
+import numpy
+import pytest
+import spacy
+import srsly
+from spacy.util import load_config
+from thinc.api import Config
+from typer.testing import CliRunner
+
+from spacy_paraphrase import token_probs
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.encoder.quantize import is_quantized
+from spacy_paraphrase.quantize import quantize_config
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def fp32_dir(trained_pipeline, tmp_path_factory):
+    nlp, _ = trained_pipeline
+    nlp.meta["name"] = "tiny"
+    nlp.meta["version"] = "1.2.3"
+    path = tmp_path_factory.mktemp("pipelines") / "fp32"
+    nlp.to_disk(path)
+    return path
+
+
+def _probs(nlp, examples):
+    return [token_probs(doc, "paraphrase") for doc in nlp.pipe([eg.predicted.copy() for eg in examples])]
+
+
+def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, tmp_path):
+    nlp, examples = trained_pipeline
+    out = tmp_path / "int8"
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out)])
+    assert result.exit_code == 0, result.output
+    assert "13 Linear layers" in " ".join(result.output.split())  # 2 layers x 6 + the pooler of the tiny BERT
+    config = load_config(out / "config.cfg", interpolate=False)
+    model = config["components"]["transformer"]["model"]
+    assert model["@architectures"] == "spacy_paraphrase.PairTransformerModel.v2"
+    assert model["quantize"] == "int8"
+    # the fp32 weights and everything but config and meta are copied unchanged
+    assert filecmp.cmp(fp32_dir / "transformer" / "model", out / "transformer" / "model", shallow=False)
+    changed = {name for name in ("config.cfg", "meta.json", "transformer/cfg", "paraphrase_spans/cfg", "tokenizer")
+               if not filecmp.cmp(fp32_dir / name, out / name, shallow=False)}
+    assert changed == {"config.cfg", "meta.json"}
+    meta = srsly.read_json(out / "meta.json")
+    assert meta["name"] == "tiny_int8"
+    assert meta["spacy_paraphrase"]["quantize"] == {
+        "method": "dynamic-int8", "setting": "int8",
+        "source_meta": {"lang": "en", "name": "tiny", "version": "1.2.3"},
+    }
+
+    int8 = spacy.load(out)  # plain spacy.load, no overrides
+    assert is_quantized(int8.get_pipe("transformer").model.transformer)
+    assert int8.meta["spacy_paraphrase"]["quantize"]["method"] == "dynamic-int8"
+    fp32_probs, int8_probs = _probs(nlp, examples), _probs(int8, examples)
+    diff = max(float(numpy.nanmax(numpy.abs(a - b))) for a, b in zip(fp32_probs, int8_probs))
+    assert 0.0 < diff < 0.02
+    for doc in int8.pipe([eg.predicted.copy() for eg in examples]):
+        assert "paraphrase" in doc.spans and set(doc.cats) == {"PARAPHRASE"}
+    # its fp32 weights are the trained ones: quantize = "" gives the same outputs
+    fp32 = spacy.load(out, config={"components.transformer.model.quantize": ""})
+    for a, b in zip(fp32_probs, _probs(fp32, examples)):
+        numpy.testing.assert_array_equal(a, b)
+    # a quantized pipeline quantized again: nothing changes but the settings stay
+    again = tmp_path / "again"
+    result = runner.invoke(app, ["quantize", str(out), str(again), "--name", "other"])
+    assert result.exit_code == 0, result.output
+    assert srsly.read_json(again / "meta.json")["name"] == "other"
+
+
+def test_command_refuses_clearly(fp32_dir, tmp_path):
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "file").write_text("x")
+    cases = [
+        ([str(fp32_dir), str(taken)], "not empty"),
+        ([str(fp32_dir), str(fp32_dir)], "not empty"),
+        ([str(tmp_path / "missing"), str(tmp_path / "o1")], "not a pipeline directory"),
+        ([str(fp32_dir), str(tmp_path / "o2"), "--method", "static-int4"], "Unknown method"),
+    ]
+    baseline = tmp_path / "baseline"
+    assert runner.invoke(app, ["baseline", "lexical", str(baseline)]).exit_code == 0
+    cases.append(([str(baseline), str(tmp_path / "o3")], "nothing to quantize"))
+    for args, message in cases:
+        result = runner.invoke(app, ["quantize"] + args)
+        assert result.exit_code == 1, args
+        assert message in " ".join(result.output.split()), (args, result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline", "taken"]  # no leftovers
+
+
+def test_config_rewrite_is_a_rename_plus_the_setting():
+    config = Config().from_str(
+        """
+[components]
+
+[components.transformer]
+factory = "transformer"
+
+[components.transformer.model]
+@architectures = "spacy_paraphrase.PairTransformerModel.v1"
+name = "x"
+max_length = 0
+max_padding = 0.1
+
+[components.classifier]
+factory = "pair_classifier"
+
+[components.classifier.model]
+@architectures = "spacy_paraphrase.PairClassifier.v1"
+
+[components.classifier.model.tok2vec]
+@architectures = "spacy_paraphrase.PairTransformer.v1"
+name = "y"
+""",
+        interpolate=False,
+    )
+    before = config.copy()
+    paths = quantize_config(config, "int8")
+    assert paths == ["components.transformer.model.quantize", "components.classifier.model.tok2vec.quantize"]
+    trf = config["components"]["transformer"]["model"]
+    inline = config["components"]["classifier"]["model"]["tok2vec"]
+    assert trf["@architectures"] == "spacy_paraphrase.PairTransformerModel.v2"
+    assert inline["@architectures"] == "spacy_paraphrase.PairTransformer.v2"
+    for new, old in ((trf, before["components"]["transformer"]["model"]),
+                     (inline, before["components"]["classifier"]["model"]["tok2vec"])):
+        assert {k: v for k, v in new.items() if k not in ("@architectures", "quantize")} == \
+            {k: v for k, v in old.items() if k != "@architectures"}
+        assert new["quantize"] == "int8"
+    assert config["components"]["classifier"]["model"]["@architectures"] == "spacy_paraphrase.PairClassifier.v1"
