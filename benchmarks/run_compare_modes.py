@@ -98,7 +98,7 @@ def summarize(values):
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--config", default="contextdep_cpu")
+    p.add_argument("--config", default="contextdep_minilm_cpu")
     p.add_argument("--modes", nargs="+", default=["majority", "all", "soft"])
     p.add_argument("--seeds", nargs="+", type=int, default=[0])
     p.add_argument("--steps", type=int, default=530)

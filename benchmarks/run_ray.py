@@ -12,7 +12,7 @@ Runs, one after the other, in this process:
   staging and writing included).
 
 The pairs are generated interview-like pairs (``speed_pairs``, ContextDeP's
-turn lengths) written as a pair file; the model is ``configs/contextdep_cpu.cfg``
+turn lengths) written as a pair file; the model is ``configs/contextdep_minilm_cpu.cfg``
 with an untrained head (MiniLM backbone, offline). Run from the repository
 root::
 
@@ -33,7 +33,7 @@ from typing import Any, Dict, List, Optional
 from .speed_pairs import generate_pairs, n_words
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = REPO / "configs" / "contextdep_cpu.cfg"
+DEFAULT_CONFIG = REPO / "configs" / "contextdep_minilm_cpu.cfg"
 DEFAULT_OUTPUT = REPO / "benchmarks" / "results" / "ray.json"
 
 

@@ -35,7 +35,7 @@ jobs() {
     for system in $SYSTEMS; do
       case $system in
         ref) ;;
-        soft) ours soft $s soft $STEPS _shipped ;;  # the shipped CPU recipe (configs/contextdep_cpu.cfg)
+        soft) ours soft $s soft $STEPS _shipped ;;  # the shipped CPU recipe (configs/contextdep_minilm_cpu.cfg)
         soft_prev) ours soft_prev $s soft $STEPS _prev $ABS ;;  # the same training, read the paper's way
         majority_pl1) ours majority_pl1 $s majority $STEPS _pl1 --components.paraphrase_spans.pair_loss_weight 1.0 $ABS ;;
         majority_pl03) ours majority_pl03 $s majority $STEPS _pl03 --components.paraphrase_spans.pair_loss_weight 0.3 $ABS ;;

@@ -12,7 +12,7 @@ inference (pairs/s, words/s, RSS after loading, before and at the peak of the ru
         each word back to the word via ``word_ids()``, pair score), as in
         ``benchmarks.hf_token_reference``;
     (c) ``pipeline``: ``nlp.pipe(pair_docs, batch_size=B)`` with the pipeline
-        of ``configs/contextdep_cpu.cfg`` (untrained head); the pair Docs are
+        of ``configs/contextdep_minilm_cpu.cfg`` (untrained head); the pair Docs are
         built with ``make_pair_doc`` beforehand and that time is reported on
         its own.
 training (seconds per epoch, same N examples, same batches, same steps)
@@ -60,7 +60,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 MODULE = "benchmarks.run_speed"  # workers run as `python -m MODULE --worker ...` from REPO
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "contextdep" / "dev.tsv"
-DEFAULT_CONFIG = REPO / "configs" / "contextdep_cpu.cfg"
+DEFAULT_CONFIG = REPO / "configs" / "contextdep_minilm_cpu.cfg"
 
 
 def portable(path) -> str:

@@ -7,7 +7,7 @@ turns, word lists with empty words, single tokens and very long monologues
 documented PairDocError (empty/whitespace-only turn, invalid Unicode) or come
 out with every token of both turns scored. Prints and saves the counts.
 
-    python scripts/fuzz_pipeline.py training/contextdep_cpu/model-best --n 10000 --output metrics/fuzz.json
+    python scripts/fuzz_pipeline.py training/contextdep_minilm_cpu/model-best --n 10000 --output metrics/fuzz.json
 """
 import argparse
 import json

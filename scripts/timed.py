@@ -1,7 +1,7 @@
 """Run a command and record its wall-clock time as JSON (used by project.yml
 so that the results tables can report training time):
 
-    python scripts/timed.py metrics/multipit_train_time.json -- python -m spacy train ...
+    python scripts/timed.py metrics/multipit_minilm_train_time.json -- python -m spacy train ...
 """
 import json
 import subprocess

@@ -44,7 +44,7 @@ def test_training_config_resolves_without_code(tmp_path):
     """`spacy debug config` on the shipped CPU config needs no --code."""
     from pathlib import Path
 
-    cfg = Path(__file__).resolve().parents[1] / "configs" / "contextdep_cpu.cfg"
+    cfg = Path(__file__).resolve().parents[1] / "configs" / "contextdep_minilm_cpu.cfg"
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "debug", "config", str(cfg), "--paths.train", str(tmp_path), "--paths.dev", str(tmp_path)],
         capture_output=True,

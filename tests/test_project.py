@@ -19,9 +19,13 @@ from tests.util import HEADER, row
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _tiny_config(src: Path, dst: Path) -> None:
+def _tiny_config(src: Path, dst: Path, backbone: Path) -> None:
+    """The shipped recipe made tiny: fewer steps, and the tiny backbone in
+    place of the config's own (the project's train command takes the model
+    name from the config)."""
     text = src.read_text()
     for old, new in [
+        ('name = "sentence-transformers/all-MiniLM-L6-v2"', f"name = {json.dumps(str(backbone))}"),
         ("max_epochs = 6", "max_epochs = 2"),
         ("eval_frequency = 27", "eval_frequency = 2"),
         ("total_steps = 318", "total_steps = 8"),
@@ -175,7 +179,7 @@ def test_project_workflow_all(tmp_path, tiny_bert):
     shutil.copytree(ROOT / "scripts", project / "scripts")
     # the workflow's table writers run as `python -m benchmarks.<module>` from the project
     shutil.copytree(ROOT / "benchmarks", project / "benchmarks", ignore=shutil.ignore_patterns("__pycache__", "results"))
-    _tiny_config(project / "configs" / "contextdep_cpu.cfg", project / "configs" / "contextdep_tiny.cfg")
+    _tiny_config(project / "configs" / "contextdep_minilm_cpu.cfg", project / "configs" / "contextdep_tiny.cfg", backbone)
     data = tmp_path / "data" / "contextdep"
     data.mkdir(parents=True)
     rows = []
@@ -188,7 +192,6 @@ def test_project_workflow_all(tmp_path, tiny_bert):
         sys.executable, "-m", "spacy", "project", "run", "all", str(project),
         "--vars.data_dir", str(tmp_path / "data"),
         "--vars.config", "contextdep_tiny",
-        "--vars.backbone", str(backbone),
         "--vars.package_name", "tiny_paraphrase",
     ]
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=project)
