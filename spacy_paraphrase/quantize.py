@@ -72,6 +72,21 @@ def quantize_config(config: Config, setting: str) -> List[str]:
     return paths
 
 
+def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
+    """The config overrides that load the pipeline at ``model_dir`` with every
+    pair transformer at its v2 architecture and ``quantize = setting``:
+    ``spacy.load(model_dir, config=quantize_overrides(model_dir, "int8"))``
+    is what the quantize command's output loads as; "" gives the pipeline as
+    trained (where its weights on disk are fp32)."""
+    check_quantize(setting)
+    config = load_config(Path(model_dir) / "config.cfg", interpolate=False)
+    out: Dict[str, str] = {}
+    for path, block in pair_transformer_blocks(config):
+        out[f"{path}.@architectures"] = QUANTIZABLE[block["@architectures"]]
+        out[f"{path}.quantize"] = setting
+    return out
+
+
 def quantize_meta(meta: Dict, method: str, setting: str, name: Optional[str]) -> Dict:
     """``meta`` with the quantization recorded under ``spacy_paraphrase`` and
     the new name (default ``<name>_int8``)."""

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from spacy_paraphrase import token_probs
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.encoder.quantize import is_quantized
-from spacy_paraphrase.quantize import quantize_config
+from spacy_paraphrase.quantize import quantize_config, quantize_overrides
 
 runner = CliRunner()
 
@@ -133,3 +133,12 @@ name = "y"
             {k: v for k, v in old.items() if k != "@architectures"}
         assert new["quantize"] == "int8"
     assert config["components"]["classifier"]["model"]["@architectures"] == "spacy_paraphrase.PairClassifier.v1"
+
+
+def test_overrides_load_any_pipeline_int8_or_as_trained(fp32_dir):
+    int8 = quantize_overrides(fp32_dir, "int8")
+    assert int8 == {"components.transformer.model.@architectures": "spacy_paraphrase.PairTransformerModel.v2",
+                    "components.transformer.model.quantize": "int8"}
+    assert is_quantized(spacy.load(fp32_dir, config=int8).get_pipe("transformer").model.transformer)
+    fp32 = spacy.load(fp32_dir, config=quantize_overrides(fp32_dir, ""))
+    assert not is_quantized(fp32.get_pipe("transformer").model.transformer)

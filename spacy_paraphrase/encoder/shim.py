@@ -156,15 +156,18 @@ def set_quantize(model: Model, setting: str) -> Model:
     return model
 
 
+def transformer_modules(model: Model) -> List[torch.nn.Module]:
+    """The torch modules (Hugging Face models) of the pair transformers in
+    ``model`` that have weights."""
+    return [shim._model for shim in pair_shims(model) if shim._model is not None]
+
+
 def quantized_layer_count(model: Model) -> int:
     """Quantize the pair transformers in ``model`` that are set to (if not done
     yet) and count their quantized Linear layers."""
-    n_layers = 0
     for shim in pair_shims(model):
         shim.ensure_quantized()
-        if shim._model is not None:
-            n_layers += sum(1 for _ in quantized_linears(shim._model))
-    return n_layers
+    return sum(sum(1 for _ in quantized_linears(module)) for module in transformer_modules(model))
 
 
 _THREADS_CHECKED_PID: Optional[int] = None
