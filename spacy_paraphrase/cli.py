@@ -11,6 +11,7 @@ baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
 quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
+backbone        list / install the backbones that can be built offline
 """
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -24,6 +25,7 @@ from wasabi import msg
 
 from .spans import thresholds
 from .annotate.cli import annotate_command
+from .backbones.cli import backbone_app
 from .converters.cli import convert_app
 from .corpus import PairCorpus
 from .quantize import quantize_cli
@@ -34,6 +36,7 @@ app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=
 
 
 app.add_typer(convert_app, name="convert")
+app.add_typer(backbone_app, name="backbone")
 app.command("annotate")(annotate_command)
 app.command("visualize")(visualize_cli)
 app.command("quantize")(quantize_cli)

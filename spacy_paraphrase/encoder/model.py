@@ -11,16 +11,20 @@ all work unchanged. Tokens without pieces: README, "What the component writes".
 import copy
 import warnings
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
 from thinc.api import Model
 from spacy.tokens import Doc
 from spacy.util import SimpleFrozenDict
 from spacy_transformers.data_classes import FullTransformerBatch, TransformerData, WordpieceBatch
-from spacy_transformers.layers.transformer_model import TransformerModel, huggingface_from_pretrained
+from spacy_transformers.data_classes import HFObjects
+from spacy_transformers.layers.transformer_model import TransformerModel
+from spacy_transformers.util import get_torch_default_device
+from transformers import AutoConfig, AutoModel, AutoTokenizer
 
-from ..backbones import missing_backbone_hint, resolve_model_name
+from ..backbones import BackboneNotFound, resolve_backbone
+from ..backbones.resolve import hub_cached_folder, weights_sha256
 from ..pair_doc import get_turns
 from .batching import DEFAULT_MAX_PADDING, run_transformer
 from .plan import PaddedPieces, encode_pairs, padded_pieces
@@ -149,20 +153,51 @@ def to_wordpieces(pieces: PaddedPieces) -> WordpieceBatch:
     )
 
 
+def load_pretrained(source: str, tok_config: Dict, trf_config: Dict) -> HFObjects:
+    """spacy-transformers' ``huggingface_from_pretrained`` for folders whose
+    fast tokenizer has no separate vocabulary file (only ``tokenizer.json``,
+    as the offline multilingual-e5-small build): spacy-transformers saves and
+    loads a tokenizer's ``vocab_file`` whenever the attribute exists, and
+    ``XLMRobertaTokenizerFast`` sets it to None then. Such a tokenizer is
+    serialized with an empty vocabulary file, which the fast tokenizer
+    (read from its ``tokenizer.json``) never uses."""
+    tokenizer = AutoTokenizer.from_pretrained(source, **tok_config)
+    vocab_file_contents = None
+    if hasattr(tokenizer, "vocab_file"):
+        if tokenizer.vocab_file is None:
+            vocab_file_contents = b""
+        else:
+            with open(tokenizer.vocab_file, "rb") as fileh:
+                vocab_file_contents = fileh.read()
+    config = AutoConfig.from_pretrained(source, **dict(trf_config, return_dict=True))
+    transformer = AutoModel.from_pretrained(source, config=config)
+    transformer.to(get_torch_default_device())
+    return HFObjects(tokenizer, transformer, vocab_file_contents)
+
+
 def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
     if model.attrs["has_transformer"]:
         return
     name = model.attrs["name"]
-    source = resolve_model_name(name)
     try:
-        hf_model = huggingface_from_pretrained(
+        backbone = resolve_backbone(name)
+    except BackboneNotFound as err:
+        raise OSError(str(err)) from err
+    source = backbone.location
+    try:
+        hf_model = load_pretrained(
             source, model._init_tokenizer_config, model._init_transformer_config
         )
     except (OSError, ValueError) as err:
         raise OSError(
-            f"Could not load the transformer '{name}' (from '{source}'): {err}\n"
-            + missing_backbone_hint(name)
+            f"Could not load the transformer '{name}' ({backbone.source}, '{source}'): {err}"
         ) from err
+    if backbone.source == "hub" and backbone.sha256 is None:
+        cached = hub_cached_folder(name)
+        backbone.sha256 = weights_sha256(cached) if cached is not None else None
+    # Where the weights came from: kept with the model (serialized with it)
+    # and written into the trained pipeline's meta (backbones.meta).
+    model.attrs["backbone"] = backbone.meta()
     _check_fast(hf_model.tokenizer)
     model.attrs["set_transformer"](model, hf_model)
     encoding = model.tokenizer(

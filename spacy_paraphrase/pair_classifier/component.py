@@ -57,6 +57,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
 from ..pair_doc import get_turns, is_pair_doc
+from ..backbones.meta import record_backbone
 from . import model  # noqa: F401  (registers the architecture)
 from .scorer import make_pair_classifier_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_targets
@@ -348,6 +349,7 @@ class PairClassifier(TrainablePipe):
         if not self.model.has_dim("nO"):
             self.model.set_dim("nO", n_labels)
         self.model.initialize(X=docs or None, Y=Y)
+        record_backbone(nlp)
 
     # srsly's JSON reader parses e.g. 0.6 as 0.6000000000000001: give the
     # threshold back as written (JSON holds its shortest repr).

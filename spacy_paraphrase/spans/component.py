@@ -27,6 +27,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..pair_doc import get_turns, is_pair_doc
+from ..backbones.meta import record_backbone
 from .model import TokenScores
 from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
@@ -259,6 +260,7 @@ class ParaphraseSpans(TrainablePipe):
         # gives the width on its own.
         docs = [eg.predicted for eg in islice(get_examples(), 4) if is_pair_doc(eg.predicted)]
         self.model.initialize(X=docs or None)
+        record_backbone(nlp)
 
     def score(self, examples: Iterable[Example], **kwargs) -> Dict[str, float]:
         validate_examples(examples, "ParaphraseSpans.score")

