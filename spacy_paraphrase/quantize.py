@@ -136,8 +136,8 @@ def quantize_pipeline(
         raise QuantizeCommandError(f"{model_dir} is not a pipeline directory (config.cfg, meta.json).")
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
         raise QuantizeCommandError(f"{output_dir} exists and is not empty: give a new directory.")
-    if output_dir.resolve() == model_dir.resolve():
-        raise QuantizeCommandError("OUTPUT_DIR must be a new directory, not MODEL_DIR.")
+    if output_dir.resolve() == model_dir.resolve() or model_dir.resolve() in output_dir.resolve().parents:
+        raise QuantizeCommandError(f"{output_dir} is {model_dir} or inside it: give a directory elsewhere.")
     config = load_config(model_dir / "config.cfg", interpolate=False)
     paths = quantize_config(config, setting)
     if not paths:

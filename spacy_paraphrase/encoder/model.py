@@ -115,6 +115,8 @@ class PairTransformerModel(TransformerModel):
         for gname in self.grad_names:
             copied.set_grad(gname, self.get_grad(gname).copy())
         copied.attrs["has_transformer"] = self.attrs["has_transformer"]
+        if "backbone" in self.attrs:
+            copied.attrs["backbone"] = dict(self.attrs["backbone"])
         return copied
 
 

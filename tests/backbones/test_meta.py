@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import spacy
 
 from spacy_paraphrase.backbones.meta import META_KEY
@@ -10,7 +12,7 @@ def test_a_trained_pipeline_records_its_backbone(tmp_path, tiny_bert):
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
     record = nlp.meta[META_KEY]["backbone"]
-    assert record["name"] == tiny_bert and record["source"] == "local"
+    assert record["name"] == Path(tiny_bert).name and record["source"] == "local"
     assert record["sha256"] == file_sha256(f"{tiny_bert}/model.safetensors")
     nlp.to_disk(tmp_path / "pipeline")
     loaded = spacy.load(tmp_path / "pipeline")
@@ -24,6 +26,18 @@ def test_a_trained_pipeline_records_its_backbone(tmp_path, tiny_bert):
         "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
     second.initialize(lambda: make_examples(second))
     assert second.meta[META_KEY]["backbone"] == record
+    # as `spacy train` does it: sourced components are disabled while the
+    # others initialize
+    third = spacy.blank("en")
+    third.add_pipe("transformer", source=loaded)
+    third.add_pipe("paraphrase_spans", config={"model": {
+        "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
+        "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
+    with third.select_pipes(disable=["transformer"]):
+        third.initialize(lambda: make_examples(third))
+    assert third.meta[META_KEY]["backbone"] == record
+    # and a copied transformer model (spaCy's replace_listeners) keeps it
+    assert loaded.get_pipe("transformer").model.copy().attrs["backbone"] == record
 
 
 def test_the_pair_classifier_records_it_too(tiny_bert):
