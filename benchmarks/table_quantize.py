@@ -5,10 +5,9 @@ printed.
 
     python -m benchmarks.table_quantize benchmarks/results/quantize.json
 """
-import argparse
-import json
-from pathlib import Path
 from typing import Dict, Optional
+
+from .table_cli import table_main
 
 SYSTEMS = ("fp32", "int8")
 
@@ -109,14 +108,7 @@ def encoder_lines(e: Optional[Dict]) -> list:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", type=Path, help="the JSON run_quantize wrote (quantize.json)")
-    p.add_argument("--output", type=Path, default=None, help="markdown file (default: RESULTS with .md)")
-    args = p.parse_args(argv)
-    md = render_markdown(json.loads(args.results.read_text(encoding="utf-8")))
-    output = args.output or args.results.with_suffix(".md")
-    output.write_text(md, encoding="utf-8")
-    print(md, end="")
+    table_main(render_markdown, __doc__, "run_quantize (quantize.json)", argv)
 
 
 if __name__ == "__main__":

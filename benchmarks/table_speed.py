@@ -4,13 +4,11 @@ beside it (or ``--output``), also printed. See ``benchmarks/README.md``.
 
     python -m benchmarks.table_speed benchmarks/results/speed.json
 """
-import argparse
-import json
-from pathlib import Path
 from typing import Dict
 
 from .speed_measure import ratio
 from .speed_systems import INFER_SYSTEMS, SYSTEM_LABELS, TRAIN_SYSTEMS
+from .table_cli import table_main
 
 
 def _f(x, digits=1):
@@ -142,14 +140,7 @@ def render_markdown(r: dict) -> str:
 
 
 def main(argv=None) -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("results", type=Path, help="the JSON run_speed wrote (speed.json)")
-    p.add_argument("--output", type=Path, default=None, help="markdown file (default: RESULTS with .md)")
-    args = p.parse_args(argv)
-    md = render_markdown(json.loads(args.results.read_text(encoding="utf-8")))
-    output = args.output or args.results.with_suffix(".md")
-    output.write_text(md, encoding="utf-8")
-    print(md, end="")
+    table_main(render_markdown, __doc__, "run_speed (speed.json)", argv)
 
 
 if __name__ == "__main__":

@@ -64,16 +64,8 @@ def create_pair_transformer_model_v2(
         (inference on CPU only; training raises an error). Override it at load
         time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8"})``.
     """
-    model = create_pair_transformer_model(
-        name,
-        tokenizer_config=tokenizer_config,
-        transformer_config=transformer_config,
-        mixed_precision=mixed_precision,
-        grad_scaler_config=grad_scaler_config,
-        max_length=max_length,
-        max_padding=max_padding,
-    )
-    return set_quantize(model, quantize)
+    v1_args = {k: v for k, v in locals().items() if k != "quantize"}
+    return set_quantize(create_pair_transformer_model(**v1_args), quantize)
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerListener.v1")
@@ -123,13 +115,5 @@ def create_inline_pair_transformer_v2(
 ) -> Model[List[Doc], List[TransformerData]]:
     """``PairTransformer.v1`` with the ``quantize`` setting of
     ``PairTransformerModel.v2``."""
-    model = create_inline_pair_transformer(
-        name,
-        tokenizer_config=tokenizer_config,
-        transformer_config=transformer_config,
-        mixed_precision=mixed_precision,
-        grad_scaler_config=grad_scaler_config,
-        max_length=max_length,
-        max_padding=max_padding,
-    )
-    return set_quantize(model, quantize)
+    v1_args = {k: v for k, v in locals().items() if k != "quantize"}
+    return set_quantize(create_inline_pair_transformer(**v1_args), quantize)
