@@ -7,6 +7,16 @@ from spacy_paraphrase.backbones.resolve import file_sha256
 from tests.util import make_examples, make_nlp
 
 
+def sourcing_pipeline(trained):
+    """A new span pipeline whose transformer is sourced from ``trained``."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("transformer", source=trained)
+    nlp.add_pipe("paraphrase_spans", config={"model": {
+        "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
+        "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
+    return nlp
+
+
 def test_a_trained_pipeline_records_its_backbone(tmp_path, tiny_bert):
     nlp = make_nlp(tiny_bert)
     examples = make_examples(nlp)
@@ -18,24 +28,14 @@ def test_a_trained_pipeline_records_its_backbone(tmp_path, tiny_bert):
     loaded = spacy.load(tmp_path / "pipeline")
     assert loaded.meta[META_KEY]["backbone"] == record
     # the record travels with the transformer's weights: a pipeline that
-    # sources the trained transformer (transfer) records the same backbone
-    second = spacy.blank("en")
-    second.add_pipe("transformer", source=loaded)
-    second.add_pipe("paraphrase_spans", config={"model": {
-        "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
-        "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
-    second.initialize(lambda: make_examples(second))
-    assert second.meta[META_KEY]["backbone"] == record
-    # as `spacy train` does it: sourced components are disabled while the
-    # others initialize
-    third = spacy.blank("en")
-    third.add_pipe("transformer", source=loaded)
-    third.add_pipe("paraphrase_spans", config={"model": {
-        "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
-        "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
-    with third.select_pipes(disable=["transformer"]):
-        third.initialize(lambda: make_examples(third))
-    assert third.meta[META_KEY]["backbone"] == record
+    # sources the trained transformer (transfer) records the same backbone,
+    # also when, as in `spacy train`, the sourced component is disabled while
+    # the others initialize
+    for disabled in ([], ["transformer"]):
+        second = sourcing_pipeline(loaded)
+        with second.select_pipes(disable=disabled):
+            second.initialize(lambda: make_examples(second))
+        assert second.meta[META_KEY]["backbone"] == record
     # and a copied transformer model (spaCy's replace_listeners) keeps it
     assert loaded.get_pipe("transformer").model.copy().attrs["backbone"] == record
 
