@@ -153,8 +153,7 @@ def installed_build(name: str, cache: Optional[Path] = None) -> Optional[Resolve
                             record.get("licence"), ", ".join(record.get("packages", [])))
 
 
-def resolve_backbone(name: str, cache: Optional[Path] = None,
-                     use_hub: Optional[bool] = None) -> ResolvedBackbone:
+def resolve_backbone(name: str, cache: Optional[Path] = None) -> ResolvedBackbone:
     """Resolve a config's backbone name (see the module docstring for the order)."""
     if Path(name).expanduser().is_dir():
         folder = Path(name).expanduser()
@@ -162,12 +161,11 @@ def resolve_backbone(name: str, cache: Optional[Path] = None,
         return ResolvedBackbone(folder.resolve().name, str(folder), "local", weights_sha256(folder))
     entry = CATALOG.get(name)
     licence = entry.licence if entry is not None else None
-    if use_hub is not False:
-        cached = hub_cached_folder(name)
-        if cached is not None:
-            return ResolvedBackbone(name, name, "hub", weights_sha256(cached), licence)
-        if (use_hub or not hub_offline()) and hub_reachable(name):
-            return ResolvedBackbone(name, name, "hub", None, licence)
+    cached = hub_cached_folder(name)
+    if cached is not None:
+        return ResolvedBackbone(name, name, "hub", weights_sha256(cached), licence)
+    if not hub_offline() and hub_reachable(name):
+        return ResolvedBackbone(name, name, "hub", None, licence)
     built = installed_build(name, cache)
     if built is not None:
         return built
