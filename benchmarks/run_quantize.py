@@ -2,8 +2,8 @@
 """Int8 against fp32: speed and scores of one trained pipeline both ways.
 
 One process loads MODEL twice, as trained (fp32: ``quantize = ""``) and
-quantized (``quantize = "int8"``, what ``python -m spacy_paraphrase quantize``
-writes; its fp32 weights are the same), both from the same directory through
+quantized (``quantize = "int8"``, or ``--setting int8-token``: what
+``python -m spacy_paraphrase quantize`` writes; its fp32 weights are the same), both from the same directory through
 config overrides (the pair transformer's architecture set to its v2, so a v1
 pipeline works too); ``--int8-model DIR`` loads the int8 side from a
 directory instead, as it is. Then, on the same pairs (the pair Docs of
@@ -27,8 +27,8 @@ size    the transformer's state dict as ``torch.save`` writes it, and the RSS
         growth of loading each pipeline (rough: one process).
 encoder (unless ``--no-encoder``) the bare Hugging Face encoder on the same
         pairs, tokenized as text pairs and padded per batch beforehand,
-        under ``torch.inference_mode()``: torch fp32, torch dynamic int8
-        (the int8 pipeline's module), and ONNX Runtime fp32 and int8 (the
+        under ``torch.inference_mode()``: torch fp32, torch int8 (the int8
+        pipeline's module, quantized by ``--setting``), and ONNX Runtime fp32 and int8 (the
         fp32 module exported with torch's TorchScript exporter, quantized
         by ``onnxruntime.quantization.quantize_dynamic``, QInt8 weights) when
         ``onnxruntime`` and ``onnx`` are installed (they are not
@@ -123,8 +123,8 @@ def state_mb(nlp) -> float:
     return total / 2**20
 
 
-def load_systems(model: Path, int8_model: Optional[Path]) -> Dict[str, Dict]:
-    """Both pipelines, with what loading each cost."""
+def load_systems(model: Path, int8_model: Optional[Path], setting: str = "int8") -> Dict[str, Dict]:
+    """Both pipelines (the int8 side quantized by ``setting``), with what loading each cost."""
     import spacy
 
     from spacy_paraphrase.encoder.quantize import is_quantized
@@ -136,7 +136,7 @@ def load_systems(model: Path, int8_model: Optional[Path]) -> Dict[str, Dict]:
         if system == "int8" and int8_model is not None:
             nlp = spacy.load(int8_model)
         else:
-            nlp = spacy.load(model, config=overrides(model, "" if system == "fp32" else "int8"))
+            nlp = spacy.load(model, config=overrides(model, "" if system == "fp32" else setting))
         seconds = time.perf_counter() - t0
         modules = transformer_modules(nlp)
         quantized = [is_quantized(m) for m in modules]
@@ -368,13 +368,15 @@ def compare_scores(scores: Dict[str, Dict], keys: List[Tuple[str, str, str]]) ->
 def run(args) -> Dict:
     import torch
 
+    from spacy_paraphrase.encoder.quantize import saved_quantization
+
     if args.threads:
         torch.set_num_threads(args.threads)
     load_start = os.getloadavg()
     t_start = time.perf_counter()
     model = Path(args.model)
     int8_model = Path(args.int8_model) if args.int8_model else None
-    systems = load_systems(model, int8_model)
+    systems = load_systems(model, int8_model, args.setting)
     nlps = {s: systems[s]["nlp"] for s in SYSTEMS}
     examples = {s: read_examples(nlps[s], Path(args.data), args.limit) for s in SYSTEMS}
     docs = {s: [eg.predicted for eg in examples[s]] for s in SYSTEMS}
@@ -416,9 +418,10 @@ def run(args) -> Dict:
         "versions": versions(),
         "settings": {
             "model": portable(model.resolve()),
-            "int8_model": portable(int8_model.resolve()) if int8_model else "MODEL with quantize = \"int8\"",
+            "int8_model": portable(int8_model.resolve()) if int8_model else f"MODEL with quantize = \"{args.setting}\"",
             "meta_name": nlps["fp32"].meta.get("name"),
             "data": portable(Path(args.data).resolve()),
+            "quantize_setting": saved_quantization(transformer_modules(nlps["int8"])[0].config),
             "batch_size": args.batch_size,
             "repeats": args.repeats,
             "torch_threads": torch.get_num_threads(),
@@ -463,6 +466,8 @@ def parse_args(argv=None):
     p.add_argument("data", help=".spacy file of reference pair Docs")
     p.add_argument("--int8-model", default=None,
                    help="load the int8 side from this directory (e.g. the quantize command's output)")
+    p.add_argument("--setting", default="int8", choices=["int8", "int8-token"],
+                   help="the int8 side's quantize setting (encoder/quantize.py; ignored with --int8-model)")
     p.add_argument("--output", default=str(REPO / "benchmarks" / "results" / "quantize.json"))
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--repeats", type=int, default=5, help="timed rounds (both systems each)")

@@ -21,7 +21,7 @@ def _f(x: Optional[float], digits: int = 1, sign: bool = False) -> str:
 def render_markdown(r: Dict) -> str:
     s, m, ratios = r["settings"], r["machine"], r["ratios"]
     lines = [
-        "# Int8 (dynamic quantization) against fp32",
+        "# Int8 against fp32",
         "",
         f"Command: `{r['command']}`, {r['created']}",
         "",
@@ -64,7 +64,7 @@ def render_markdown(r: Dict) -> str:
         parts.append(f"{100 * out['same_spans_share']:.1f}% of the pairs get the same spans")
     if parts:
         lines += ["", "Outputs, pair by pair: " + "; ".join(parts) + "."]
-    lines += encoder_lines(r.get("encoder"))
+    lines += encoder_lines(r.get("encoder"), s.get("quantize_setting", "int8"))
     for note in r.get("notes", []):
         lines += ["", f"Note: {note}"]
     return "\n".join(lines) + "\n"
@@ -72,14 +72,15 @@ def render_markdown(r: Dict) -> str:
 
 ENCODER_LABELS = {
     "torch_fp32": "torch fp32",
-    "torch_int8": "torch dynamic int8",
+    "torch_int8": "torch {setting}",
     "ort_fp32": "ONNX Runtime fp32",
     "ort_int8": "ONNX Runtime dynamic int8",
 }
 
 
-def encoder_lines(e: Optional[Dict]) -> list:
-    """The bare-encoder table (torch and ONNX Runtime), when it was measured."""
+def encoder_lines(e: Optional[Dict], setting: str = "int8") -> list:
+    """The bare-encoder table (torch and ONNX Runtime), when it was measured;
+    ``setting`` is the int8 pipeline's quantize setting."""
     if not e:
         return []
     lines = [
@@ -90,6 +91,7 @@ def encoder_lines(e: Optional[Dict]) -> list:
         "|---|---|---|---|---|",
     ]
     for system, label in ENCODER_LABELS.items():
+        label = label.format(setting={"int8": "dynamic int8"}.get(setting, setting))
         row = e["systems"].get(system)
         if row is None:
             continue

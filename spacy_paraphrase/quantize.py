@@ -4,12 +4,14 @@ pipeline as a new pipeline whose transformer runs in int8 on CPU.
 The new directory is a copy of MODEL_DIR with the same fp32 weights; only
 its ``config.cfg`` and ``meta.json`` change. Every pair transformer in the
 config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``,
-or their v2) becomes the v2 architecture with ``quantize = "int8"`` (v1 -> v2
+or their v2) becomes the v2 architecture with ``quantize`` set by ``--method``
+(``dynamic-int8`` -> "int8", ``per-token-int8`` -> "int8-token"; v1 -> v2
 is a rename plus that one setting), so ``spacy.load(OUTPUT_DIR)`` quantizes
 the transformer's Linear layers as it loads them (``encoder/quantize.py``)
 and ``spacy package`` packages it like any pipeline. ``meta.json`` gets
 ``spacy_paraphrase.quantize`` (method, setting, the source pipeline's name
-and version) and, by default, the name ``<name>_int8``. The copy is written
+and version) and, by default, the name ``<name>_<setting>`` (``_int8``,
+``_int8_token``). The copy is written
 beside OUTPUT_DIR, loaded and run once on a pair, and only then moved into
 place.
 """
@@ -89,7 +91,7 @@ def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
 
 def quantize_meta(meta: Dict, method: str, setting: str, name: Optional[str]) -> Dict:
     """``meta`` with the quantization recorded under ``spacy_paraphrase`` and
-    the new name (default ``<name>_int8``)."""
+    the new name (default ``<name>_<setting>``, "-" as "_")."""
     meta = dict(meta)
     source = {key: meta.get(key) for key in ("lang", "name", "version")}
     record = dict(meta.get(META_KEY) or {})
@@ -97,7 +99,8 @@ def quantize_meta(meta: Dict, method: str, setting: str, name: Optional[str]) ->
     meta[META_KEY] = record
     if name is None:
         old = str(meta.get("name") or "pipeline")
-        name = old if old.endswith(f"_{setting}") else f"{old}_{setting}"
+        suffix = setting.replace("-", "_")
+        name = old if old.endswith(f"_{suffix}") else f"{old}_{suffix}"
     meta["name"] = name
     return meta
 
@@ -168,11 +171,13 @@ def quantize_cli(
         "dynamic-int8", "--method", "-m", help=f"How to quantize: {', '.join(QUANTIZE_METHODS)}"
     ),
     name: Optional[str] = typer.Option(
-        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8)"
+        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / <name>_int8_token)"
     ),
 ):
     """Copy a trained pipeline as one whose transformer runs in int8 on CPU
-    (dynamic quantization when it is loaded; the fp32 weights are kept)."""
+    (quantized when it is loaded; the fp32 weights are kept). dynamic-int8 is
+    the fastest; per-token-int8 keeps quality where it does not (measure first:
+    benchmarks/run_quantize.py)."""
     try:
         done = quantize_pipeline(model_dir, output_dir, method, name)
     except (QuantizeCommandError, OSError, ValueError) as err:

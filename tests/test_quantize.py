@@ -7,13 +7,14 @@ import numpy
 import pytest
 import spacy
 import srsly
+import torch
 from spacy.util import load_config
 from thinc.api import Config
 from typer.testing import CliRunner
 
 from spacy_paraphrase import token_probs
 from spacy_paraphrase.cli import app
-from spacy_paraphrase.encoder.quantize import is_quantized
+from spacy_paraphrase.encoder.quantize import PerTokenInt8Linear, is_quantized
 from spacy_paraphrase.quantize import quantize_config, quantize_overrides
 
 runner = CliRunner()
@@ -72,6 +73,23 @@ def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, t
     result = runner.invoke(app, ["quantize", str(out), str(again), "--name", "other"])
     assert result.exit_code == 0, result.output
     assert srsly.read_json(again / "meta.json")["name"] == "other"
+
+
+def test_per_token_method_writes_a_pipeline_that_loads_per_token(fp32_dir, trained_pipeline, tmp_path):
+    nlp, examples = trained_pipeline
+    out = tmp_path / "int8_token"
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "per-token-int8"])
+    assert result.exit_code == 0, result.output
+    assert load_config(out / "config.cfg", interpolate=False)["components"]["transformer"]["model"]["quantize"] == "int8-token"
+    meta = srsly.read_json(out / "meta.json")
+    assert meta["name"] == "tiny_int8_token"  # a name spacy package accepts
+    assert meta["spacy_paraphrase"]["quantize"]["setting"] == "int8-token"
+    hf = spacy.load(out).get_pipe("transformer").model.transformer
+    linears = [m for m in hf.modules() if isinstance(m, (torch.nn.Linear, PerTokenInt8Linear))]
+    assert len(linears) == 13 and all(isinstance(m, PerTokenInt8Linear) for m in linears)
+    diff = max(float(numpy.nanmax(numpy.abs(a - b)))
+               for a, b in zip(_probs(nlp, examples), _probs(spacy.load(out), examples)))
+    assert 0.0 < diff < 0.02
 
 
 def test_command_refuses_clearly(fp32_dir, tmp_path):

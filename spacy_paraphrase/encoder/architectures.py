@@ -60,8 +60,11 @@ def create_pair_transformer_model_v2(
     """``PairTransformerModel.v1`` with a ``quantize`` setting (``quantize.py``).
 
     quantize (str): "" = the fp32 transformer as trained; "int8" = dynamic
-        int8 quantization of its Linear layers when the weights are loaded
-        (inference on CPU only; training raises an error). Override it at load
+        int8 quantization of its Linear layers when the weights are loaded,
+        one activation scale per batch; "int8-token" = int8 weights per output
+        channel and activations per token (slower than "int8", keeps quality
+        on backbones with outlier activations such as all-mpnet-base-v2).
+        Inference on CPU only; training raises an error. Override it at load
         time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8"})``.
     """
     v1_args = {k: v for k, v in locals().items() if k != "quantize"}

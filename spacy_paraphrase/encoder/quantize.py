@@ -2,20 +2,30 @@
 
 A pipeline is quantized by its config, not by its weights: the ``quantize``
 setting of ``spacy_paraphrase.PairTransformerModel.v2`` (and of
-``PairTransformer.v2``) is "" (fp32, as trained) or "int8". With "int8",
-``PairHFShim`` (``shim.py``) runs ``torch.ao.quantization.quantize_dynamic``
-on the Hugging Face model right after its weights are loaded
-(``from_bytes`` / ``from_disk``), or before the first prediction of a model
-initialized from a pretrained backbone: every ``torch.nn.Linear`` becomes a
-``torch.ao.nn.quantized.dynamic.Linear`` (int8 weights, per tensor; the
-activations quantized per batch); embeddings and layer norms stay fp32.
+``PairTransformer.v2``) is "" (fp32, as trained), "int8" or "int8-token".
+``PairHFShim`` (``shim.py``) quantizes the Hugging Face model right after its
+weights are loaded (``from_bytes`` / ``from_disk``), or before the first
+prediction of a model initialized from a pretrained backbone; embeddings and
+layer norms stay fp32. Every ``torch.nn.Linear`` becomes
+
+- "int8": a ``torch.ao.nn.quantized.dynamic.Linear``
+  (``torch.ao.quantization.quantize_dynamic``: int8 weights per tensor, the
+  activations quantized per batch, one scale for all its tokens; fbgemm's
+  fused kernels, the fastest);
+- "int8-token": a ``PerTokenInt8Linear`` (int8 weights per output channel,
+  activations quantized per token, multiplied by ``torch._int_mm``). Slower
+  than "int8" but it keeps quality where one scale per batch does not:
+  backbones whose feed-forward layers carry outlier activations in a few
+  tokens (all-mpnet-base-v2: per-tensor int8 moves its last hidden states
+  to cosine 0.43 of fp32, per token 0.996; see docs/backbones.md).
 
 Where the weights are fp32 on disk (the ``quantize`` command copies a trained
 pipeline and only changes its config), ``quantize = ""`` loads the same
 pipeline as trained. A quantized module saved again (``nlp.to_disk``) writes
 its int8 weights, marked in the saved Hugging Face config
-(``QUANTIZED_ATTR``): they load only with ``quantize = "int8"`` (else a
-``QuantizationError`` says so), into an int8 module built from the config,
+(``QUANTIZED_ATTR``, with the setting): they load only with that same
+``quantize`` setting (else a ``QuantizationError`` says so), into an int8
+module built from the config,
 giving the same outputs. Quantized modules are for inference on CPU only:
 training one, or quantizing on a GPU, raises a ``QuantizationError``.
 """
@@ -27,10 +37,11 @@ import torch
 # The quantize setting of the architectures: config value -> what it does.
 QUANTIZE_SETTINGS: Dict[str, str] = {
     "": "none: the fp32 transformer as trained",
-    "int8": "dynamic int8 quantization of every torch.nn.Linear (CPU only)",
+    "int8": "dynamic int8 quantization of every torch.nn.Linear, one activation scale per batch (CPU only)",
+    "int8-token": "int8 weights per output channel and activations per token in every torch.nn.Linear (CPU only)",
 }
 # The quantize command's --method -> the config setting it writes.
-QUANTIZE_METHODS: Dict[str, str] = {"dynamic-int8": "int8"}
+QUANTIZE_METHODS: Dict[str, str] = {"dynamic-int8": "int8", "per-token-int8": "int8-token"}
 # Set on the Hugging Face config of a quantized module, so a saved int8
 # state dict is recognized when it is loaded again.
 QUANTIZED_ATTR = "spacy_paraphrase_quantized"
@@ -44,7 +55,7 @@ class QuantizationError(ValueError):
 
 
 def check_quantize(value: str) -> str:
-    """The ``quantize`` setting, validated ("" or "int8")."""
+    """The ``quantize`` setting, validated (a key of ``QUANTIZE_SETTINGS``)."""
     if value not in QUANTIZE_SETTINGS:
         options = ", ".join(repr(k) for k in QUANTIZE_SETTINGS)
         raise ValueError(f"Unknown quantize setting {value!r}: expected one of {options}.")
@@ -56,10 +67,59 @@ def dynamic_linear_type() -> type:
     return torch.ao.nn.quantized.dynamic.Linear
 
 
+class PerTokenInt8Linear(torch.nn.Module):
+    """A ``torch.nn.Linear`` for inference in int8: weights quantized
+    symmetrically per output channel when built, the input quantized
+    symmetrically per row (token) at each call, the int8 product computed by
+    ``torch._int_mm`` (int32) and scaled back to fp32 with the bias added.
+    One outlier token sets only its own scale, so the others keep their
+    precision. Holds buffers only (``weight_int8`` [in, out], ``weight_scale``
+    [out], ``bias``), which is what its state dict saves."""
+
+    def __init__(self, linear: torch.nn.Linear):
+        super().__init__()
+        weight = linear.weight.detach().float()
+        scale = weight.abs().amax(dim=1).clamp(min=1e-8) / 127.0
+        int8 = torch.round(weight / scale[:, None]).to(torch.int8)
+        self.in_features = linear.in_features
+        self.out_features = linear.out_features
+        self.register_buffer("weight_int8", int8.t().contiguous())
+        self.register_buffer("weight_scale", scale)
+        bias = linear.bias.detach().float().clone() if linear.bias is not None else None
+        self.register_buffer("bias", bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        shape = x.shape
+        rows = x.reshape(-1, shape[-1]).float()
+        low, high = torch.aminmax(rows, dim=1, keepdim=True)
+        scale = torch.maximum(-low, high).clamp_(min=1e-8).div_(127.0)
+        int8 = torch.mul(rows, scale.reciprocal()).round_().to(torch.int8)
+        out = torch.mul(torch._int_mm(int8, self.weight_int8), scale)
+        if self.bias is not None:
+            out = torch.addcmul(self.bias, out, self.weight_scale)
+        else:
+            out.mul_(self.weight_scale)
+        return out.reshape(*shape[:-1], self.out_features)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+def per_token_linears(module: torch.nn.Module) -> int:
+    """Replace every ``torch.nn.Linear`` in ``module`` by a
+    ``PerTokenInt8Linear``, in place; returns how many were replaced."""
+    linears = [(name, m) for name, m in module.named_modules() if isinstance(m, torch.nn.Linear)]
+    for name, linear in linears:
+        parent_name, _, child = name.rpartition(".")
+        parent = module.get_submodule(parent_name) if parent_name else module
+        setattr(parent, child, PerTokenInt8Linear(linear))
+    return len(linears)
+
+
 def quantized_linears(module: torch.nn.Module) -> Iterator[torch.nn.Module]:
-    """The dynamically quantized Linear layers of ``module``."""
-    qtype = dynamic_linear_type()
-    return (m for m in module.modules() if isinstance(m, qtype))
+    """The quantized Linear layers of ``module`` (either setting)."""
+    qtypes = (dynamic_linear_type(), PerTokenInt8Linear)
+    return (m for m in module.modules() if isinstance(m, qtypes))
 
 
 def is_quantized(module: torch.nn.Module) -> bool:
@@ -76,7 +136,7 @@ def check_cpu(device: torch.device) -> None:
     """Raise a ``QuantizationError`` unless ``device`` is the CPU."""
     if torch.device(device).type != "cpu":
         raise QuantizationError(
-            f"The transformer is set to quantize = \"int8\" (dynamic int8 quantization), "
+            "The transformer is set to int8 quantization (quantize = \"int8\" or \"int8-token\"), "
             f"which runs on CPU only, but it is on {device} (spacy.require_gpu / --gpu-id). "
             "Run this pipeline on CPU, or on the GPU without quantization: "
             f"spacy.load(path, config={{\"{QUANTIZE_CONFIG_PATH}\": \"\"}}) "
@@ -85,9 +145,9 @@ def check_cpu(device: torch.device) -> None:
 
 
 def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
-    """Quantize ``module`` in place (every ``torch.nn.Linear`` to int8) and mark
-    its Hugging Face config; returns the number of quantized Linear layers.
-    A module that is already quantized is left as it is."""
+    """Quantize ``module`` in place (every ``torch.nn.Linear`` to int8 by
+    ``setting``) and mark its Hugging Face config; returns the number of
+    quantized Linear layers. A module that is already quantized is left as it is."""
     check_quantize(setting)
     if not setting:
         return 0
@@ -99,9 +159,12 @@ def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
         # favour of torchao; it is still the CPU path of plain torch.
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.filterwarnings("ignore", message=r".*quantize_per_tensor.*", category=UserWarning)
-        torch.ao.quantization.quantize_dynamic(
-            module, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
-        )
+        if setting == "int8-token":
+            per_token_linears(module)
+        else:
+            torch.ao.quantization.quantize_dynamic(
+                module, {torch.nn.Linear}, dtype=torch.qint8, inplace=True
+            )
     config = getattr(module, "config", None)
     if config is not None:
         setattr(config, QUANTIZED_ATTR, setting)
@@ -116,17 +179,17 @@ def saved_quantization(config) -> str:
 
 def training_error() -> QuantizationError:
     return QuantizationError(
-        "This transformer is set to quantize = \"int8\": an int8-quantized transformer "
+        "This transformer is set to int8 quantization: an int8-quantized transformer "
         "is for inference only and cannot be trained. Train the fp32 pipeline (load it "
         f"with config={{\"{QUANTIZE_CONFIG_PATH}\": \"\"}}, or use the pipeline the "
         "quantize command was run on), then quantize the result."
     )
 
 
-def saved_int8_error(setting: str) -> QuantizationError:
+def saved_int8_error(setting: str, saved: str) -> QuantizationError:
     return QuantizationError(
-        "This transformer's weights were saved int8-quantized (a quantized pipeline "
-        f"saved again), but it is set to quantize = {setting!r}: its fp32 weights are not "
-        f"in it. Load it with quantize = \"int8\" ({QUANTIZE_CONFIG_PATH}), or run "
+        f"This transformer's weights were saved int8-quantized with quantize = {saved!r} (a "
+        f"quantized pipeline saved again), but it is set to quantize = {setting!r}: its fp32 "
+        f"weights are not in it. Load it with quantize = {saved!r} ({QUANTIZE_CONFIG_PATH}), or run "
         "`python -m spacy_paraphrase quantize` on the fp32 pipeline it came from."
     )

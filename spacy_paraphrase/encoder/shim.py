@@ -4,7 +4,7 @@
 ``PyTorchShim``) with ``predict`` and ``use_params`` changed, the way
 ``HFShim`` changes serialization by subclassing; ``PairTransformerModel``
 builds its torch layer with it. It also carries the transformer's ``quantize`` setting
-(``quantize.py``): with "int8" it quantizes the torch module when the weights
+(``quantize.py``): with "int8" or "int8-token" it quantizes the torch module when the weights
 are loaded, and refuses to train it. ``limit_threads_in_worker`` keeps forked
 workers of ``nlp.pipe(n_process=...)`` from hanging.
 """
@@ -35,7 +35,8 @@ class PairHFShim(HFShim):
     ``use_params`` finds the optimizer's averaged weights, and which quantizes
     the module when ``quantize`` is set (``set_quantize``)."""
 
-    # "" (fp32) or "int8"; set per instance by set_quantize (the v2 architectures).
+    # "", "int8" or "int8-token" (QUANTIZE_SETTINGS); set per instance by
+    # set_quantize (the v2 architectures).
     quantize: str = ""
     # The module as quantized by this shim (so predict checks one reference,
     # not every submodule, per batch).
@@ -132,7 +133,7 @@ class _SavedWeightsModelClass:
     def from_config(self, config, **kwargs):
         saved = saved_quantization(config)
         if saved and saved != self.quantize:
-            raise saved_int8_error(self.quantize)
+            raise saved_int8_error(self.quantize, saved)
         module = self.model_cls.from_config(config, **kwargs)
         if saved:
             quantize_module(module, saved)
@@ -145,7 +146,7 @@ def pair_shims(model: Model) -> List[PairHFShim]:
 
 
 def set_quantize(model: Model, setting: str) -> Model:
-    """Set the ``quantize`` setting ("" or "int8") of every pair transformer
+    """Set the ``quantize`` setting ("", "int8", "int8-token") of every pair transformer
     shim in ``model``; applied when weights are loaded (``quantize.py``)."""
     check_quantize(setting)
     shims = pair_shims(model)

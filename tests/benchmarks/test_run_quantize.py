@@ -73,6 +73,21 @@ def test_one_run_compares_fp32_and_int8(model_and_data, tmp_path):
     assert not ABSOLUTE_PATH.search(md)
 
 
+def test_per_token_setting_is_measured_and_named(model_and_data, tmp_path):
+    output = tmp_path / "token.json"
+    args = [str(model_and_data / "model"), str(model_and_data / "dev.spacy"), "--output", str(output),
+            "--repeats", "1", "--batch-size", "4", "--threads", "1", "--setting", "int8-token"]
+    assert run_quantize.main(args) == 0
+    r = json.loads(output.read_text())
+    assert r["settings"]["quantize_setting"] == "int8-token"
+    assert r["settings"]["int8_model"] == 'MODEL with quantize = "int8-token"'
+    assert r["speed"]["int8"]["pairs_per_s"] > 0
+    assert 0.0 < r["encoder"]["systems"]["torch_int8"]["hidden_abs_diff_vs_torch_fp32"]["max"] < 0.2
+    md_path = tmp_path / "token.md"
+    table_quantize.main([str(output), "--output", str(md_path)])
+    assert "| torch int8-token |" in md_path.read_text()
+
+
 def test_int8_side_from_the_quantize_command(model_and_data, tmp_path):
     int8_dir = tmp_path / "int8"
     result = CliRunner().invoke(app, ["quantize", str(model_and_data / "model"), str(int8_dir)])

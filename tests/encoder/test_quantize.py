@@ -15,6 +15,7 @@ from spacy_paraphrase.encoder import PairHFShim, QuantizationError, set_quantize
 from spacy_paraphrase.encoder import shim as shim_module
 from spacy_paraphrase.encoder.quantize import (
     QUANTIZED_ATTR,
+    PerTokenInt8Linear,
     check_quantize,
     is_quantized,
     quantize_module,
@@ -26,6 +27,8 @@ QUANTIZE = "components.transformer.model.quantize"
 ARCH = "components.transformer.model.@architectures"
 V2 = "spacy_paraphrase.PairTransformerModel.v2"
 PROB_TOLERANCE = 0.02  # int8 vs fp32, per token probability, on the tiny model
+# setting -> the type its Linear layers become
+LINEAR_TYPES = {"int8": torch.ao.nn.quantized.dynamic.Linear, "int8-token": PerTokenInt8Linear}
 
 
 def _hf(nlp):
@@ -34,7 +37,7 @@ def _hf(nlp):
 
 def _linear_types(module):
     """The types of the Linear layers (fp32 or quantized) of a torch module."""
-    linear = (torch.nn.Linear, torch.ao.nn.quantized.dynamic.Linear)
+    linear = (torch.nn.Linear, *LINEAR_TYPES.values())
     return {type(m) for m in module.modules() if isinstance(m, linear)}
 
 
@@ -56,12 +59,13 @@ def saved(trained_pipeline, tmp_path_factory):
     return path, examples, _probs(nlp, examples)
 
 
-def test_override_quantizes_the_transformer_and_outputs_stay_close(saved):
+@pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
+def test_override_quantizes_the_transformer_and_outputs_stay_close(saved, setting):
     path, examples, fp32 = saved
-    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
     module = _hf(nlp)
-    assert _linear_types(module) == {torch.ao.nn.quantized.dynamic.Linear}  # no fp32 Linear left
-    assert getattr(module.config, QUANTIZED_ATTR) == "int8"
+    assert _linear_types(module) == {LINEAR_TYPES[setting]}  # no fp32 Linear left
+    assert getattr(module.config, QUANTIZED_ATTR) == setting
     int8 = _probs(nlp, examples)
     diff = _max_diff(fp32, int8)
     assert 0.0 < diff < PROB_TOLERANCE  # quantized: not identical, but close
@@ -84,17 +88,20 @@ def test_v2_without_quantize_and_v1_load_the_fp32_pipeline(saved):
         spacy.load(path, config={ARCH: V2, QUANTIZE: "int4"})
 
 
-def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, tmp_path):
+@pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
+def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, tmp_path, setting):
     path, examples, _ = saved
-    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
     int8 = _probs(nlp, examples)
     nlp.to_disk(tmp_path / "again")
     again = spacy.load(tmp_path / "again")  # its config says int8
-    assert is_quantized(_hf(again))
+    assert _linear_types(_hf(again)) == {LINEAR_TYPES[setting]}
     for x, y in zip(int8, _probs(again, examples)):
         numpy.testing.assert_array_equal(x, y)  # the same int8 weights, not re-quantized fp32
-    with pytest.raises(QuantizationError, match="saved int8-quantized"):
-        spacy.load(tmp_path / "again", config={QUANTIZE: ""})
+    other = ({""} | set(LINEAR_TYPES)) - {setting}
+    for wrong in sorted(other):
+        with pytest.raises(QuantizationError, match=f"saved int8-quantized with quantize = {setting!r}"):
+            spacy.load(tmp_path / "again", config={QUANTIZE: wrong})
     # through bytes, copies and pickles as well
     copied = spacy.util.load_model_from_config(again.config)
     copied.from_bytes(again.to_bytes())
@@ -103,7 +110,7 @@ def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, t
     for x, y in zip(int8, _probs(pickle.loads(pickle.dumps(again)), examples)):
         numpy.testing.assert_array_equal(x, y)
     trf = again.get_pipe("transformer").model.copy()
-    assert type(trf.layers[0].shims[0]) is PairHFShim and trf.layers[0].shims[0].quantize == "int8"
+    assert type(trf.layers[0].shims[0]) is PairHFShim and trf.layers[0].shims[0].quantize == setting
     assert is_quantized(trf.transformer)
 
 
@@ -157,8 +164,52 @@ def test_int8_is_refused_on_a_gpu(saved, monkeypatch):
         quantize_module(module)
 
 
+def test_per_token_linear_is_exact_where_the_values_are_on_the_int8_grid():
+    # every weight row and input row holds 127 as its largest magnitude, so all
+    # scales are 1 and the int8 product is the exact integer one
+    weight = torch.tensor([[127.0, -3.0, 5.0], [-127.0, 0.0, 64.0]])
+    bias = torch.tensor([0.5, -2.0])
+    linear = torch.nn.Linear(3, 2)
+    with torch.no_grad():
+        linear.weight.copy_(weight)
+        linear.bias.copy_(bias)
+    x = torch.tensor([[[1.0, 127.0, -2.0], [-127.0, 7.0, 100.0]]])  # [batch 1, 2 tokens, 3]
+    layer = PerTokenInt8Linear(linear)
+    assert layer.weight_int8.dtype == torch.int8 and layer.weight_int8.shape == (3, 2)
+    out = layer(x)
+    assert out.shape == (1, 2, 2)
+    # by hand: [127 - 3*127 - 2*5 + 0.5, -127 + 0 - 128 - 2] and [-16129 - 21 + 500 + 0.5, 16129 + 6400 - 2]
+    torch.testing.assert_close(out[0], torch.tensor([[-263.5, -257.0], [-15649.5, 22527.0]]), rtol=0, atol=1e-3)
+    no_bias = torch.nn.Linear(3, 2, bias=False)
+    with torch.no_grad():
+        no_bias.weight.copy_(weight)
+    torch.testing.assert_close(PerTokenInt8Linear(no_bias)(x), out - bias, rtol=0, atol=1e-3)
+
+
+def test_per_token_linear_keeps_ordinary_tokens_precise_beside_an_outlier_token():
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(64, 32)
+    x = torch.randn(16, 64)
+    x[3] *= 400.0  # one token with huge activations, as in mpnet's feed-forward layers
+    with torch.no_grad():
+        exact = linear(x)
+        per_token = PerTokenInt8Linear(linear)(x)
+        per_batch = torch.nn.Sequential(linear)
+        torch.ao.quantization.quantize_dynamic(per_batch, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+        per_batch = per_batch(x)
+    others = [i for i in range(16) if i != 3]
+
+    def rel_err(out):
+        return float((out[others] - exact[others]).abs().mean() / exact[others].abs().mean())
+
+    assert rel_err(per_token) < 0.02  # each token has its own scale
+    assert rel_err(per_batch) > 0.2  # one scale for the batch: the outlier swamps the rest
+    assert float((per_token[3] - exact[3]).abs().mean() / exact[3].abs().mean()) < 0.02
+
+
 def test_settings_are_checked():
     assert check_quantize("") == "" and check_quantize("int8") == "int8"
+    assert check_quantize("int8-token") == "int8-token"
     with pytest.raises(ValueError, match="Unknown quantize setting"):
         check_quantize("fp16")
     with pytest.raises(ValueError, match="No pair transformer"):
