@@ -18,6 +18,14 @@ collected one at a time join a stored study; a later source's run replaces an
 earlier one of the same system and seed. ``--rename OLD:SEEDS=NEW`` renames
 only some seeds (``soft_x:5,6,7,8,9=soft_x_fresh``: seeds held out from a
 selection, reported apart).
+
+``--against SYSTEM --margin-se K`` also judges every other system against
+SYSTEM instead of the reference: ahead only where its cross-tuned mean beats
+SYSTEM's on accuracy and both Jaccards by more than K standard errors of the
+difference (the rule of a backbone or transfer study, written before its runs)::
+
+    python -m benchmarks.table_seed_study benchmarks/results/seed_study_cpu.json \
+        benchmarks/results/backbones/contextdep_mpnet.json --against soft_tm_fresh:turn_max --margin-se 2
 """
 import argparse
 import glob
@@ -126,7 +134,7 @@ def _rule(system):
     return system.partition(":")[2]
 
 
-def meets_target(summary, view="cross_tuned", same_rule=False):
+def meets_target(summary, view="cross_tuned", same_rule=False, reference=REFERENCE, margin_se=0.0):
     """Systems whose mean reaches the reference's mean on accuracy and both
     Jaccards, with each difference's standard error over seeds
     (sqrt(sd_a^2 / n_a + sd_b^2 / n_b): the two systems' seeds are independent
@@ -135,12 +143,17 @@ def meets_target(summary, view="cross_tuned", same_rule=False):
     ``same_rule``: judge each system with a highlight-rule suffix
     (``NAME:turn_max``) against the reference's predictions scored under the
     same rule (``HF reference:turn_max``) instead; systems whose rule the
-    reference was not scored under are left out."""
+    reference was not scored under are left out.
+
+    ``reference``: judge against this system instead; ``margin_se`` > 0:
+    "meets" only where every difference exceeds ``margin_se`` standard errors
+    (strictly), not merely >= 0."""
     out = {}
+    base = reference
     for system, entry in summary.items():
-        if system.startswith(REFERENCE):
+        if system.startswith(base):
             continue
-        reference = REFERENCE
+        reference = base
         if same_rule:
             if not _rule(system):
                 continue
@@ -154,11 +167,15 @@ def meets_target(summary, view="cross_tuned", same_rule=False):
             m: (entry[view][m]["sd"] ** 2 / len(entry["seeds"]) + ref[m]["sd"] ** 2 / len(ref_entry["seeds"])) ** 0.5
             for m in TARGET
         }
-        out[system] = {"diff": diffs, "se": se, "meets": all(d >= 0 for d in diffs.values())}
+        if margin_se > 0:
+            meets = all(diffs[m] > margin_se * se[m] for m in TARGET)
+        else:
+            meets = all(d >= 0 for d in diffs.values())
+        out[system] = {"diff": diffs, "se": se, "meets": meets}
     return out
 
 
-def table(summary) -> str:
+def table(summary, against=None, margin_se=2.0) -> str:
     lines = [
         "Mean ± sd over seeds on ContextDeP dev (88 pairs). 0.5 / 0.5 = as trained; cross-tuned = both",
         "thresholds tuned on 3/4 of dev, scored on the other 1/4 (4 folds x 5 repeats; honest);",
@@ -177,6 +194,9 @@ def table(summary) -> str:
                                 "seeds; target: >= on accuracy and both Jaccards):"),
         (meets_target(summary, same_rule=True), f"Like for like: each `NAME:RULE` against `{REFERENCE}:RULE` (the "
                                                 "reference's predictions under the same highlight rule; cross-tuned):"),
+        (meets_target(summary, reference=against, margin_se=margin_se) if against in summary else {},
+         f"Against `{against}` (cross-tuned means ± the difference's standard error over seeds; ahead "
+         f"only if every difference exceeds {margin_se:g} SE):"),
     ):
         if not check:
             continue
@@ -198,6 +218,10 @@ def main() -> None:
     p.add_argument("--rename", nargs="*", default=[], metavar="OLD[:SEEDS]=NEW",
                    help="rename systems (the part before '@' or ':'), e.g. runs made before a default changed; "
                         "OLD:5,6=NEW renames only those seeds")
+    p.add_argument("--against", default=None, metavar="SYSTEM",
+                   help="also judge every system against SYSTEM (e.g. soft_tm_fresh:turn_max)")
+    p.add_argument("--margin-se", type=float, default=2.0,
+                   help="with --against: ahead only by more than this many standard errors (default 2)")
     args = p.parse_args()
     rules = parse_renames(args.rename)
     merged, notes = {}, []
@@ -211,12 +235,18 @@ def main() -> None:
         raise SystemExit(f"No runs found under {', '.join(map(str, args.sources))}")
     note = args.note if args.note is not None else next((n for n in notes if n), "")
     summary = summarize(rows)
-    text = table(summary)
+    if args.against is not None and args.against not in summary:
+        raise SystemExit(f"--against {args.against}: no such system ({', '.join(summary)})")
+    text = table(summary, args.against, args.margin_se)
     print(text)
     if args.output is not None:
         args.output.parent.mkdir(parents=True, exist_ok=True)
         args.output.write_text(json.dumps({"note": note, "summary": summary, "target": meets_target(summary),
                                            "target_same_rule": meets_target(summary, same_rule=True),
+                                           **({"against": {"system": args.against, "margin_se": args.margin_se,
+                                                           "check": meets_target(summary, reference=args.against,
+                                                                                 margin_se=args.margin_se)}}
+                                              if args.against else {}),
                                            "runs": rows}, indent=2) + "\n")
         args.output.with_suffix(".md").write_text((note + "\n\n" if note else "") + text + "\n")
 

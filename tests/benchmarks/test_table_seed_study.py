@@ -157,3 +157,35 @@ def test_table_seed_study_merges_runs_collected_later(tmp_path):
     bad_seeds = subprocess.run([*TABLE_SEED_STUDY, str(study), "--rename", "soft_nopl:five=x"],
                                cwd=REPO, capture_output=True, text=True, timeout=120)
     assert bad_seeds.returncode != 0 and "OLD:SEEDS=NEW" in bad_seeds.stderr
+
+
+def test_table_seed_study_judges_against_another_system_by_a_margin(tmp_path):
+    """--against SYSTEM --margin-se K: ahead only where every difference from
+    SYSTEM's cross-tuned mean exceeds K standard errors."""
+    def rows(mode, values):
+        return [{"mode": mode, "seed": seed, "default": _seed_study_scores(*v),
+                 "tuned": dict(_seed_study_scores(*v), cross_tuned=_seed_study_scores(*v))}
+                for seed, v in enumerate(values)]
+    runs = (rows("base", [(0.60, 0.20, 0.50), (0.62, 0.22, 0.52)])
+            + rows("far", [(0.70, 0.30, 0.60), (0.72, 0.32, 0.62)])  # +0.10 each, SE 0.014
+            + rows("near", [(0.61, 0.21, 0.51), (0.63, 0.23, 0.53)]))  # +0.01 each: within 2 SE
+    store = tmp_path / "modes_comparison.json"
+    store.write_text(json.dumps(runs))
+    summary = table_seed_study.summarize(table_seed_study.load(store)[0])
+    check = table_seed_study.meets_target(summary, reference="base", margin_se=2)
+    assert set(check) == {"far", "near"}
+    assert check["far"]["meets"] is True and check["near"]["meets"] is False
+    assert check["near"]["diff"]["pair_acc"] == pytest.approx(0.01)
+    assert check["near"]["se"]["pair_acc"] == pytest.approx((2 * 0.0002 / 2) ** 0.5, abs=1e-4)
+    # without a margin, "near" is level or ahead, which is all the reference check asks
+    assert table_seed_study.meets_target(summary, reference="base")["near"]["meets"] is True
+    out = tmp_path / "study.json"
+    done = subprocess.run([*TABLE_SEED_STUDY, str(store), "--output", str(out), "--against", "base"],
+                          check=True, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert "Against `base`" in done.stdout and "exceeds 2 SE" in done.stdout
+    assert "| near | +0.010 ± 0.014 | +0.010 ± 0.014 | +0.010 ± 0.014 | no |" in done.stdout
+    stored = json.loads(out.read_text())["against"]
+    assert stored["system"] == "base" and stored["check"]["far"]["meets"] is True
+    wrong = subprocess.run([*TABLE_SEED_STUDY, str(store), "--against", "nope"], cwd=REPO,
+                           capture_output=True, text=True, timeout=120)
+    assert wrong.returncode != 0 and "no such system" in wrong.stderr
