@@ -2,8 +2,8 @@
 """Int8 against fp32: speed and scores of one trained pipeline both ways.
 
 One process loads MODEL twice, as trained (fp32: ``quantize = ""``) and
-quantized (``quantize = "int8"``, or ``--setting int8-token``: what
-``python -m spacy_paraphrase quantize`` writes; its fp32 weights are the same), both from the same directory through
+quantized (``--setting``: ``int8-token``, what ``python -m spacy_paraphrase
+quantize`` writes by default, or ``int8``; its fp32 weights are the same), both from the same directory through
 config overrides (the pair transformer's architecture set to its v2, so a v1
 pipeline works too); ``--int8-model DIR`` loads the int8 side from a
 directory instead, as it is. Then, on the same pairs (the pair Docs of
@@ -335,8 +335,9 @@ def parse_args(argv=None):
     p.add_argument("data", help=".spacy file of reference pair Docs")
     p.add_argument("--int8-model", default=None,
                    help="load the int8 side from this directory (e.g. the quantize command's output)")
-    p.add_argument("--setting", default="int8", choices=["int8", "int8-token"],
-                   help="the int8 side's quantize setting (encoder/quantize.py; ignored with --int8-model)")
+    p.add_argument("--setting", default="int8-token", choices=["int8-token", "int8"],
+                   help="the int8 side's quantize setting (encoder/quantize.py; default int8-token, as the "
+                        "quantize command writes; ignored with --int8-model)")
     p.add_argument("--output", default=str(REPO / "benchmarks" / "results" / "quantize.json"))
     p.add_argument("--batch-size", type=int, default=8)
     p.add_argument("--repeats", type=int, default=5, help="timed rounds (both systems each)")

@@ -5,7 +5,7 @@ The new directory is a copy of MODEL_DIR with the same fp32 weights; only
 its ``config.cfg`` and ``meta.json`` change. Every pair transformer in the
 config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``,
 or their v2) becomes the v2 architecture with ``quantize`` set by ``--method``
-(``dynamic-int8`` -> "int8", ``per-token-int8`` -> "int8-token"; v1 -> v2
+(``per-token-int8``, the default, -> "int8-token"; ``dynamic-int8`` -> "int8"; v1 -> v2
 is a rename plus that one setting), so ``spacy.load(OUTPUT_DIR)`` quantizes
 the transformer's Linear layers as it loads them (``encoder/quantize.py``)
 and ``spacy package`` packages it like any pipeline. ``meta.json`` gets
@@ -125,7 +125,7 @@ def check_quantized_pipeline(path: Path) -> Dict:
 
 
 def quantize_pipeline(
-    model_dir: Path, output_dir: Path, method: str = "dynamic-int8", name: Optional[str] = None
+    model_dir: Path, output_dir: Path, method: str = "per-token-int8", name: Optional[str] = None
 ) -> Dict:
     """Write ``model_dir`` quantized by ``method`` to the new directory
     ``output_dir`` (module docstring); returns what was done."""
@@ -168,16 +168,17 @@ def quantize_cli(
     model_dir: Path = typer.Argument(..., help="Trained pipeline directory"),
     output_dir: Path = typer.Argument(..., help="New directory for the quantized pipeline"),
     method: str = typer.Option(
-        "dynamic-int8", "--method", "-m", help=f"How to quantize: {', '.join(QUANTIZE_METHODS)}"
+        "per-token-int8", "--method", "-m",
+        help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (per-token keeps quality, dynamic is faster)"
     ),
     name: Optional[str] = typer.Option(
         None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / <name>_int8_token)"
     ),
 ):
     """Copy a trained pipeline as one whose transformer runs in int8 on CPU
-    (quantized when it is loaded; the fp32 weights are kept). dynamic-int8 is
-    the fastest; per-token-int8 keeps quality where it does not (measure first:
-    benchmarks/run_quantize.py)."""
+    (quantized when it is loaded; the fp32 weights are kept). per-token-int8
+    (the default) keeps quality; dynamic-int8 is faster but can break a
+    backbone with outlier activations (measure first: benchmarks/run_quantize.py)."""
     try:
         done = quantize_pipeline(model_dir, output_dir, method, name)
     except (QuantizeCommandError, OSError, ValueError) as err:

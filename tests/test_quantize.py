@@ -37,7 +37,7 @@ def _probs(nlp, examples):
 def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, tmp_path):
     nlp, examples = trained_pipeline
     out = tmp_path / "int8"
-    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out)])
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "dynamic-int8"])
     assert result.exit_code == 0, result.output
     assert "13 Linear layers" in " ".join(result.output.split())  # 2 layers x 6 + the pooler of the tiny BERT
     config = load_config(out / "config.cfg", interpolate=False)
@@ -70,15 +70,15 @@ def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, t
         numpy.testing.assert_array_equal(a, b)
     # a quantized pipeline quantized again: nothing changes but the settings stay
     again = tmp_path / "again"
-    result = runner.invoke(app, ["quantize", str(out), str(again), "--name", "other"])
+    result = runner.invoke(app, ["quantize", str(out), str(again), "--name", "other", "--method", "dynamic-int8"])
     assert result.exit_code == 0, result.output
     assert srsly.read_json(again / "meta.json")["name"] == "other"
 
 
-def test_per_token_method_writes_a_pipeline_that_loads_per_token(fp32_dir, trained_pipeline, tmp_path):
+def test_default_per_token_method_writes_a_pipeline_that_loads_per_token(fp32_dir, trained_pipeline, tmp_path):
     nlp, examples = trained_pipeline
     out = tmp_path / "int8_token"
-    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "per-token-int8"])
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out)])  # the default method
     assert result.exit_code == 0, result.output
     assert load_config(out / "config.cfg", interpolate=False)["components"]["transformer"]["model"]["quantize"] == "int8-token"
     meta = srsly.read_json(out / "meta.json")

@@ -29,7 +29,7 @@ def model_and_data(trained_pipeline, tmp_path_factory):
 def test_one_run_compares_fp32_and_int8(model_and_data, tmp_path):
     output = tmp_path / "results" / "quantize.json"
     args = [str(model_and_data / "model"), str(model_and_data / "dev.spacy"), "--output", str(output),
-            "--repeats", "2", "--batch-size", "4", "--threads", "1"]
+            "--repeats", "2", "--batch-size", "4", "--threads", "1", "--setting", "int8"]
     assert run_quantize.main(args) == 0
     text = output.read_text()
     r = json.loads(text)
@@ -73,10 +73,10 @@ def test_one_run_compares_fp32_and_int8(model_and_data, tmp_path):
     assert not ABSOLUTE_PATH.search(md)
 
 
-def test_per_token_setting_is_measured_and_named(model_and_data, tmp_path):
+def test_default_per_token_setting_is_measured_and_named(model_and_data, tmp_path):
     output = tmp_path / "token.json"
     args = [str(model_and_data / "model"), str(model_and_data / "dev.spacy"), "--output", str(output),
-            "--repeats", "1", "--batch-size", "4", "--threads", "1", "--setting", "int8-token"]
+            "--repeats", "1", "--batch-size", "4", "--threads", "1"]  # the default setting
     assert run_quantize.main(args) == 0
     r = json.loads(output.read_text())
     assert r["settings"]["quantize_setting"] == "int8-token"
@@ -97,6 +97,7 @@ def test_int8_side_from_the_quantize_command(model_and_data, tmp_path):
                               str(int8_dir), "--output", str(output), "--repeats", "1", "--limit", "4", "--no-encoder"]) == 0
     r = json.loads(output.read_text())
     assert r["data"]["n_pairs"] == 4 and r["settings"]["int8_model"].endswith("int8")
+    assert r["settings"]["quantize_setting"] == "int8-token"  # read from the loaded module
     assert r["encoder"] is None
     assert 0.0 < r["outputs"]["token_prob_abs_diff"]["max"] < 0.02
     # a pipeline without a pair transformer is refused
