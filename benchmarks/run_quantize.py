@@ -156,20 +156,23 @@ def time_pipe(nlp, docs, batch_size: int) -> Tuple[list, float, float]:
     return out, time.perf_counter() - t0, time.process_time() - c0
 
 
-def measure_speed(docs: Dict[str, list], nlps: Dict[str, object], batch_size: int, repeats: int) -> Dict:
-    """Warm-up, then ``repeats`` rounds timing both systems in alternating order."""
+def measure_speed(docs: Dict[str, list], nlps: Dict[str, object], batch_size: int, repeats: int,
+                  systems: Tuple[str, ...] = SYSTEMS) -> Dict:
+    """Warm-up, then ``repeats`` rounds timing every system, the order rotated
+    each round (two systems: alternating). With fp32 and int8 among them, the
+    per-round fp32 / int8 time ratios too."""
     processed = {}
-    for system in SYSTEMS:
+    for system in systems:
         processed[system], _, _ = time_pipe(nlps[system], docs[system], batch_size)
-    runs: Dict[str, List[Tuple[float, float]]] = {s: [] for s in SYSTEMS}
+    runs: Dict[str, List[Tuple[float, float]]] = {s: [] for s in systems}
     for k in range(max(1, repeats)):
-        order = SYSTEMS if k % 2 == 0 else tuple(reversed(SYSTEMS))
+        order = systems[k % len(systems):] + systems[:k % len(systems)]
         for system in order:
             _, wall, cpu = time_pipe(nlps[system], docs[system], batch_size)
             runs[system].append((wall, cpu))
-    n = len(docs[SYSTEMS[0]])
+    n = len(docs[systems[0]])
     speed = {}
-    for system in SYSTEMS:
+    for system in systems:
         walls = [w for w, _ in runs[system]]
         cpus = [c for _, c in runs[system]]
         speed[system] = {
@@ -178,8 +181,8 @@ def measure_speed(docs: Dict[str, list], nlps: Dict[str, object], batch_size: in
             "seconds": walls,
             "cpu_seconds": cpus,
         }
-    per_round = [fw / iw for (fw, _), (iw, _) in zip(runs["fp32"], runs["int8"])]
-    speed["speedup_per_round"] = per_round
+    if "fp32" in runs and "int8" in runs:
+        speed["speedup_per_round"] = [fw / iw for (fw, _), (iw, _) in zip(runs["fp32"], runs["int8"])]
     return {"speed": speed, "processed": processed}
 
 
