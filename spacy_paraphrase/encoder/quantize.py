@@ -29,8 +29,10 @@ module built from the config,
 giving the same outputs. Quantized modules are for inference on CPU only:
 training one, or quantizing on a GPU, raises a ``QuantizationError``.
 """
+import threading
 import warnings
-from typing import Dict, Iterator
+import weakref
+from typing import Dict, Iterator, Optional, Tuple
 
 import torch
 
@@ -67,6 +69,39 @@ def dynamic_linear_type() -> type:
     return torch.ao.nn.quantized.dynamic.Linear
 
 
+class _LastQuantized(threading.local):
+    """The input a ``PerTokenInt8Linear`` quantized last (in this thread), so
+    the layers fed the very same tensor in a row (a transformer's query, key
+    and value projections) quantize it once. Keyed by the tensor object (a weak
+    reference) and its in-place version counter: a tensor changed in place, or
+    another tensor, is quantized afresh."""
+
+    ref: Optional[weakref.ReferenceType] = None
+    version: int = -1
+    value: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
+
+    def get(self, x: torch.Tensor) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+        if self.ref is not None and self.ref() is x and self.version == x._version:
+            return self.value
+        return None
+
+    def put(self, x: torch.Tensor, value: Tuple[torch.Tensor, torch.Tensor]) -> None:
+        self.ref, self.version, self.value = weakref.ref(x), x._version, value
+
+
+_LAST_QUANTIZED = _LastQuantized()
+
+
+def quantize_per_token(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``x`` ([..., features]) as int8 rows [tokens, features] and their fp32
+    scales [tokens, 1]: symmetric, one scale per row (its largest magnitude
+    maps to 127)."""
+    rows = x.reshape(-1, x.shape[-1]).float()
+    low, high = torch.aminmax(rows, dim=1, keepdim=True)
+    scale = torch.maximum(-low, high).clamp_(min=1e-8).div_(127.0)
+    return torch.mul(rows, scale.reciprocal()).round_().to(torch.int8), scale
+
+
 class PerTokenInt8Linear(torch.nn.Module):
     """A ``torch.nn.Linear`` for inference in int8: weights quantized
     symmetrically per output channel when built, the input quantized
@@ -74,7 +109,8 @@ class PerTokenInt8Linear(torch.nn.Module):
     ``torch._int_mm`` (int32) and scaled back to fp32 with the bias added.
     One outlier token sets only its own scale, so the others keep their
     precision. Holds buffers only (``weight_int8`` [in, out], ``weight_scale``
-    [out], ``bias``), which is what its state dict saves."""
+    [out], ``bias``), which is what its state dict saves. An input passed to
+    several layers in a row is quantized once (``_LastQuantized``)."""
 
     def __init__(self, linear: torch.nn.Linear):
         super().__init__()
@@ -90,10 +126,11 @@ class PerTokenInt8Linear(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        rows = x.reshape(-1, shape[-1]).float()
-        low, high = torch.aminmax(rows, dim=1, keepdim=True)
-        scale = torch.maximum(-low, high).clamp_(min=1e-8).div_(127.0)
-        int8 = torch.mul(rows, scale.reciprocal()).round_().to(torch.int8)
+        quantized = _LAST_QUANTIZED.get(x)
+        if quantized is None:
+            quantized = quantize_per_token(x)
+            _LAST_QUANTIZED.put(x, quantized)
+        int8, scale = quantized
         out = torch.mul(torch._int_mm(int8, self.weight_int8), scale)
         if self.bias is not None:
             out = torch.addcmul(self.bias, out, self.weight_scale)

@@ -207,6 +207,28 @@ def test_per_token_linear_keeps_ordinary_tokens_precise_beside_an_outlier_token(
     assert float((per_token[3] - exact[3]).abs().mean() / exact[3].abs().mean()) < 0.02
 
 
+def test_per_token_layers_fed_one_tensor_quantize_it_once_and_agree(monkeypatch):
+    from spacy_paraphrase.encoder import quantize as quantize_module_
+
+    torch.manual_seed(1)
+    layers = [PerTokenInt8Linear(torch.nn.Linear(16, 8)) for _ in range(3)]  # query, key, value
+    x = torch.randn(2, 5, 16)
+    calls = []
+    real = quantize_module_.quantize_per_token
+    monkeypatch.setattr(quantize_module_, "quantize_per_token", lambda t: calls.append(t) or real(t))
+    shared = [layer(x) for layer in layers]
+    assert len(calls) == 1  # one quantization for the three layers
+    for layer, out in zip(layers, shared):  # the same as each layer quantizing on its own
+        quantize_module_._LAST_QUANTIZED.ref = None
+        torch.testing.assert_close(layer(x), out, rtol=0, atol=0)
+    calls.clear()
+    y = x.clone()
+    layers[0](y)
+    y.mul_(3.0)  # changed in place: quantized afresh
+    torch.testing.assert_close(layers[1](y), layers[1](x * 3.0), rtol=0, atol=0)
+    assert len(calls) == 3
+
+
 def test_settings_are_checked():
     assert check_quantize("") == "" and check_quantize("int8") == "int8"
     assert check_quantize("int8-token") == "int8-token"
