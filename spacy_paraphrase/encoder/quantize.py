@@ -74,18 +74,23 @@ class _LastQuantized(threading.local):
     the layers fed the very same tensor in a row (a transformer's query, key
     and value projections) quantize it once. Keyed by the tensor object (a weak
     reference) and its in-place version counter: a tensor changed in place, or
-    another tensor, is quantized afresh."""
+    another tensor, is quantized afresh. Tensors made under
+    ``torch.inference_mode()`` have no version counter, so they are never
+    cached (the pipeline predicts under ``torch.no_grad()``)."""
 
     ref: Optional[weakref.ReferenceType] = None
     version: int = -1
     value: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
 
     def get(self, x: torch.Tensor) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
-        if self.ref is not None and self.ref() is x and self.version == x._version:
+        if self.ref is not None and self.ref() is x and not x.is_inference() and self.version == x._version:
             return self.value
         return None
 
     def put(self, x: torch.Tensor, value: Tuple[torch.Tensor, torch.Tensor]) -> None:
+        if x.is_inference():
+            self.ref, self.value = None, None
+            return
         self.ref, self.version, self.value = weakref.ref(x), x._version, value
 
 

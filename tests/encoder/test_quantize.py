@@ -227,6 +227,13 @@ def test_per_token_layers_fed_one_tensor_quantize_it_once_and_agree(monkeypatch)
     y.mul_(3.0)  # changed in place: quantized afresh
     torch.testing.assert_close(layers[1](y), layers[1](x * 3.0), rtol=0, atol=0)
     assert len(calls) == 3
+    calls.clear()
+    with torch.inference_mode():  # no version counter: never cached, still right
+        z = torch.randn(3, 16)
+        outs = [layer(z) for layer in layers]
+    assert len(calls) == 3
+    for layer, out in zip(layers, outs):
+        torch.testing.assert_close(out, layer(z.clone()), rtol=0, atol=0)
 
 
 def test_settings_are_checked():
