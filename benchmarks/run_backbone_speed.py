@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from .run_quantize import measure_speed, read_examples, versions
+from .run_quantize import add_timing_args, measure_speed, read_examples, versions, write_json
 from .run_speed import portable
 from .speed_measure import ratio
 
@@ -104,10 +104,7 @@ def parse_args(argv=None):
     p.add_argument("models", nargs="+", help="NAME=MODEL_DIR (two or more; ratios against the first)")
     p.add_argument("data", help=".spacy file of reference pair Docs")
     p.add_argument("--output", required=True)
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--repeats", type=int, default=3, help="timed rounds (every pipeline each)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--limit", type=int, default=0, help="use the first N pairs (0: all)")
+    add_timing_args(p, 3, "timed rounds (every pipeline each)")
     args = p.parse_args(argv)
     args.argv = list(argv) if argv is not None else sys.argv[1:]
     return args
@@ -116,9 +113,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     results = run(args)
-    output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    output = write_json(results, args.output)
     first = next(iter(results["pipelines"]))
     for name, r in results["pipelines"].items():
         print(f"{name}: {r['pairs_per_s']:.1f} pairs/s, {r['pairs_per_cpu_s']:.1f} per CPU s "

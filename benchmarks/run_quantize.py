@@ -331,6 +331,22 @@ def versions() -> Dict[str, str]:
     return out
 
 
+def add_timing_args(p: argparse.ArgumentParser, repeats: int, rounds_help: str) -> None:
+    """The options of ``measure_speed`` runs: batch size, rounds, threads, pairs."""
+    p.add_argument("--batch-size", type=int, default=8)
+    p.add_argument("--repeats", type=int, default=repeats, help=rounds_help)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--limit", type=int, default=0, help="use the first N pairs (0: all)")
+
+
+def write_json(results: Dict, output: str) -> Path:
+    """``results`` as indented JSON at ``output`` (folders made); returns the path."""
+    path = Path(output)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -342,10 +358,7 @@ def parse_args(argv=None):
                    help="the int8 side's quantize setting (encoder/quantize.py; default int8-token, as the "
                         "quantize command writes; ignored with --int8-model)")
     p.add_argument("--output", default=str(REPO / "benchmarks" / "results" / "quantize.json"))
-    p.add_argument("--batch-size", type=int, default=8)
-    p.add_argument("--repeats", type=int, default=5, help="timed rounds (both systems each)")
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--limit", type=int, default=0, help="use the first N pairs (0: all)")
+    add_timing_args(p, 5, "timed rounds (both systems each)")
     p.add_argument("--no-encoder", dest="encoder", action="store_false",
                    help="skip the bare-encoder comparison (torch fp32 / int8, ONNX Runtime)")
     args = p.parse_args(argv)
@@ -356,9 +369,7 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     results = run(args)
-    output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    output = write_json(results, args.output)
     r = results["ratios"]
     print(f"speedup {r['speedup']:.2f}x (per CPU second {r['speedup_cpu']:.2f}x); "
           + ", ".join(f"{k} {v:+.2f}" for k, v in r.items() if k.startswith("delta_")), file=sys.stderr)
