@@ -65,7 +65,7 @@ def create_pair_transformer_model_v2(
         channel and activations per token (slower than "int8", keeps quality
         on backbones with outlier activations such as all-mpnet-base-v2).
         Inference on CPU only; training raises an error. Override it at load
-        time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8"})``.
+        time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
     v1_args = {k: v for k, v in locals().items() if k != "quantize"}
     return set_quantize(create_pair_transformer_model(**v1_args), quantize)
