@@ -102,7 +102,9 @@ def quantize_per_token(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     scales [tokens, 1]: symmetric, one scale per row (its largest magnitude
     maps to 127)."""
     rows = x.reshape(-1, x.shape[-1]).float()
-    low, high = torch.aminmax(rows, dim=1, keepdim=True)
+    # amax and amin apart: torch's CPU aminmax over a dimension is ~8x slower
+    # than the two (torch 2.13, one thread), and it was 17% of an mpnet forward.
+    low, high = rows.amin(dim=1, keepdim=True), rows.amax(dim=1, keepdim=True)
     scale = torch.maximum(-low, high).clamp_(min=1e-8).div_(127.0)
     return torch.mul(rows, scale.reciprocal()).round_().to(torch.int8), scale
 
@@ -136,7 +138,7 @@ class PerTokenInt8Linear(torch.nn.Module):
             quantized = quantize_per_token(x)
             _LAST_QUANTIZED.put(x, quantized)
         int8, scale = quantized
-        out = torch.mul(torch._int_mm(int8, self.weight_int8), scale)
+        out = torch._int_mm(int8, self.weight_int8).float().mul_(scale)
         if self.bias is not None:
             out = torch.addcmul(self.bias, out, self.weight_scale)
         else:
