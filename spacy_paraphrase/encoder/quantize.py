@@ -83,7 +83,9 @@ class _LastQuantized(threading.local):
     value: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
 
     def get(self, x: torch.Tensor) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
-        if self.ref is not None and self.ref() is x and not x.is_inference() and self.version == x._version:
+        # put() never keeps an inference tensor, so ``ref() is x`` excludes them
+        # before ``x._version`` (which they lack) is read.
+        if self.ref is not None and self.ref() is x and self.version == x._version:
             return self.value
         return None
 
