@@ -4,7 +4,7 @@ convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-comm
 annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
 visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
-find-threshold  tune ``threshold`` or ``highlight_threshold`` of a component
+find-threshold  tune ``threshold`` (or ``highlight_threshold``) of a paraphrase_spans or pair_classifier
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
 check-strings   the same pairs as strings and as word lists: what a user sees differ
 baseline        write a pipeline with a reference baseline (lexical / always)
@@ -23,6 +23,8 @@ import typer
 from spacy.training import Example
 from wasabi import msg
 
+from .pair_classifier import PairClassifier
+from .pair_classifier import thresholds as pair_thresholds
 from .spans import thresholds
 from .annotate.cli import annotate_command
 from .backbones.cli import backbone_app
@@ -151,15 +153,45 @@ def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float)
     nlp.to_disk(model_dir)
 
 
+PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
+             "(default: the pipeline's first of either)")
+
+
+def _tuned_pipe(nlp, pipe_name: str):
+    """(name, component) to tune: ``pipe_name``, or the first component with
+    paraphrase thresholds (a paraphrase_spans, a baseline in its place, or a
+    pair_classifier). Exits with an error when there is none."""
+    def tunable(pipe) -> bool:
+        return isinstance(pipe, PairClassifier) or "highlight_threshold" in getattr(pipe, "cfg", {})
+
+    if pipe_name:
+        if pipe_name not in nlp.pipe_names:
+            msg.fail(f"No component {pipe_name!r} in the pipeline; it has {nlp.pipe_names}", exits=1)
+        if not tunable(nlp.get_pipe(pipe_name)):
+            msg.fail(f"Component {pipe_name!r} is neither a paraphrase_spans nor a pair_classifier", exits=1)
+        return pipe_name, nlp.get_pipe(pipe_name)
+    for name, pipe in nlp.pipeline:
+        if tunable(pipe):
+            return name, pipe
+    msg.fail(f"No paraphrase_spans or pair_classifier component in the pipeline {nlp.pipe_names}", exits=1)
+
+
+def _classifier_objective(pipe_name: str, scores_key: str):
+    if scores_key:
+        return scores_key, thresholds.score_key_objective(scores_key)
+    return pair_thresholds.default_objective(pipe_name)
+
+
 @app.command("find-threshold")
 def find_threshold_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
-    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
-    key: str = typer.Option("threshold", "--key", "-k", help="threshold | highlight_threshold"),
+    pipe_name: str = typer.Option("", "--pipe", "-p", help=PIPE_HELP),
+    key: str = typer.Option("threshold", "--key", "-k", help="threshold | highlight_threshold (paraphrase_spans only)"),
     scores_key: str = typer.Option(
         "", "--scores-key", "-s",
-        help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for highlight_threshold)",
+        help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for "
+             "highlight_threshold; {pipe}_macro_f for a pair_classifier)",
     ),
     start: float = typer.Option(0.05, "--start"),
     end: float = typer.Option(0.95, "--end"),
@@ -171,23 +203,37 @@ def find_threshold_cli(
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
-    """Tune a threshold of a paraphrase component on pair Docs."""
+    """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
     nlp = _load(model, gpu_id)
-    set_highlight_scale(nlp, pipe_name, highlight_scale)
-    examples = _examples(nlp, data)
+    pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
     values = [float(v) for v in numpy.linspace(start, end, n_trials)]
-    results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
-    if scores_key:
-        label, objective = scores_key, thresholds.score_key_objective(scores_key)
+    if isinstance(pipe, PairClassifier):
+        if key != "threshold":
+            msg.fail(f"A pair_classifier has one threshold to tune (--key threshold), not {key!r}", exits=1)
+        label, objective = _classifier_objective(pipe_name, scores_key)
+        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        try:
+            results = pair_thresholds.sweep(examples, dict(pipe.cfg), pipe_name, values)
+            objective(results[0])
+        except ValueError as err:
+            msg.fail(str(err), exits=1)
+        shown = [f"{pipe_name}_acc", f"{pipe_name}_macro_f", f"{pipe_name}_pos_p", f"{pipe_name}_pos_r",
+                 f"{pipe_name}_pos_f"]
     else:
-        label, objective = thresholds.default_objective(pipe_name, key)
-    try:
-        objective(results[0])
-    except ValueError as err:
-        msg.fail(str(err), exits=1)
-    shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
-             f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
-    rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k, 0.0):.4f}" for k in shown] for r in results]
+        set_highlight_scale(nlp, pipe_name, highlight_scale)
+        examples = _examples(nlp, data)
+        results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
+        if scores_key:
+            label, objective = scores_key, thresholds.score_key_objective(scores_key)
+        else:
+            label, objective = thresholds.default_objective(pipe_name, key)
+        try:
+            objective(results[0])
+        except ValueError as err:
+            msg.fail(str(err), exits=1)
+        shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
+                 f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
+    rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k) or 0.0:.4f}" for k in shown] for r in results]
     msg.table(rows, header=[key, label] + [k.replace(pipe_name + "_", "") for k in shown], divider=True)
     best = max(results, key=objective)
     msg.good(f"Best {key} = {best['value']:.3f} ({label} {objective(best):.4f})")
@@ -204,12 +250,13 @@ def find_threshold_cli(
 def cross_tune_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
-    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
+    pipe_name: str = typer.Option("", "--pipe", "-p", help=PIPE_HELP),
     folds: int = typer.Option(4, "--folds", "-k"),
     repeats: int = typer.Option(5, "--repeats", "-r"),
     seed: int = typer.Option(0, "--seed"),
     pair_scores_key: str = typer.Option(
-        "", "--pair-scores-key", help="Score the pair threshold maximizes (default: {pipe}_pair_macro_f)"),
+        "", "--pair-scores-key",
+        help="Score the pair threshold maximizes (default: {pipe}_pair_macro_f; {pipe}_macro_f for a pair_classifier)"),
     highlight_scores_key: str = typer.Option(
         "", "--highlight-scores-key",
         help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
@@ -219,29 +266,46 @@ def cross_tune_cli(
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
-    """Estimate the scores of tuned thresholds on unseen pairs: tune both
+    """Estimate the scores of tuned thresholds on unseen pairs: tune the
     thresholds on k-1 folds, score the held-out fold, average (repeated)."""
     nlp = _load(model, gpu_id)
-    set_highlight_scale(nlp, pipe_name, highlight_scale)
-    pipe = nlp.get_pipe(pipe_name)
-    examples = _processed(nlp, _examples(nlp, data), batch_size)
-    objectives = {}
-    for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key)):
-        if scores_key:
-            objectives[key] = thresholds.score_key_objective(scores_key)
-    try:
-        result = thresholds.cross_tuned_scores(
-            examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives
-        )
-    except ValueError as err:
-        msg.fail(str(err), exits=1)
-    result["highlight_scale"] = pipe.cfg.get("highlight_scale", "absolute")
-    result["objectives"] = {
-        key: (scores_key or thresholds.default_objective(pipe_name, key)[0])
-        for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))
-    }
-    shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f"]
-    rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}") for k in shown]
+    pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
+    if isinstance(pipe, PairClassifier):
+        if highlight_scores_key or highlight_scale:
+            msg.fail("A pair_classifier has no highlights: --highlight-scores-key and --highlight-scale "
+                     "are for paraphrase_spans", exits=1)
+        label, objective = _classifier_objective(pipe_name, pair_scores_key)
+        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        try:
+            objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name))
+            result = pair_thresholds.cross_tuned_scores(
+                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objective=objective
+            )
+        except ValueError as err:
+            msg.fail(str(err), exits=1)
+        result["objectives"] = {"threshold": label}
+        shown = ["acc", "macro_f", "pos_p", "pos_r", "pos_f"]
+    else:
+        set_highlight_scale(nlp, pipe_name, highlight_scale)
+        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        objectives = {}
+        for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key)):
+            if scores_key:
+                objectives[key] = thresholds.score_key_objective(scores_key)
+        try:
+            result = thresholds.cross_tuned_scores(
+                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives
+            )
+        except ValueError as err:
+            msg.fail(str(err), exits=1)
+        result["highlight_scale"] = pipe.cfg.get("highlight_scale", "absolute")
+        result["objectives"] = {
+            key: (scores_key or thresholds.default_objective(pipe_name, key)[0])
+            for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))
+        }
+        shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f"]
+    rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}")
+            for k in shown if f"{pipe_name}_{k}" in result["scores"]]
     msg.table(rows, header=("score", f"mean of {folds * repeats} held-out folds", "sd"), divider=True)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)

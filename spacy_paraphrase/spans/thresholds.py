@@ -12,19 +12,18 @@ annotations are rewritten from the stored per-token probabilities
 come as a ``Readout`` (or a component's ``cfg``, read with
 ``Readout.from_cfg``); a sweep tries ``readout.replace(threshold=value)``.
 
-``cross_tuned_scores`` gives an honest estimate of what tuning buys: the
-Docs are split into k folds; both thresholds are tuned on k-1 folds and the
-held-out fold is scored with them; the fold scores are averaged, over several
-seeded repetitions. Scores after tuning on the same Docs are optimistic.
+``cross_tuned_scores`` gives an honest estimate of what tuning buys (the
+k-fold loop of ``cross_tuning``): both thresholds are tuned on k-1 folds and
+the held-out fold is scored with them. Scores after tuning on the same Docs
+are optimistic.
 """
-import random
-import statistics
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..cross_tuning import cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
 
@@ -128,42 +127,25 @@ def cross_tuned_scores(
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
-    cross-tuning (see the module docstring). ``objectives`` maps a key of
-    ``KEYS`` to the score its tuning maximizes (default: ``default_objective``).
-    Returns ``scores`` (mean of every numeric key over all held-out folds),
-    ``spread`` (their standard deviation) and the values chosen in each fold."""
-    examples = list(examples)
+    cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
+    k-1 folds (``tune``) and the held-out fold is annotated and scored with
+    them. ``objectives`` maps a key of ``KEYS`` to the score its tuning
+    maximizes (default: ``default_objective``). Returns ``scores`` (mean of
+    every numeric key over all held-out folds), ``spread`` (their standard
+    deviation) and the values chosen in each fold. The Docs are left
+    annotated with ``readout``."""
     readout = as_readout(readout)
-    if folds < 2 or folds > len(examples):
-        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
-    fold_scores: List[Dict] = []
-    chosen: List[Dict] = []
-    for r in range(repeats):
-        order = list(range(len(examples)))
-        random.Random(seed + r).shuffle(order)
-        for k in range(folds):
-            held = set(order[k::folds])
-            tune_on = [eg for i, eg in enumerate(examples) if i not in held]
-            test_on = [eg for i, eg in enumerate(examples) if i in held]
-            best = tune(tune_on, readout, name, values, objectives)
-            trial = readout.replace(**best)
-            annotate([eg.predicted for eg in test_on], trial)
-            fold_scores.append(score_docs(test_on, trial, name))
-            chosen.append(best)
-    annotate([eg.predicted for eg in examples], readout)
-    keys = [k for k, v in fold_scores[0].items() if isinstance(v, (int, float))]
-    mean, spread = {}, {}
-    for key in keys:
-        vals = [s[key] for s in fold_scores if s.get(key) is not None]
-        if vals:
-            mean[key] = float(statistics.mean(vals))
-            spread[key] = float(statistics.stdev(vals)) if len(vals) > 1 else 0.0
-    return {
-        "folds": folds,
-        "repeats": repeats,
-        "seed": seed,
-        "n_pairs": len(examples),
-        "scores": mean,
-        "spread": spread,
-        "chosen": chosen,
-    }
+
+    def score(test_on: List[Example], best: Dict[str, float]) -> Dict:
+        trial = readout.replace(**best)
+        annotate([eg.predicted for eg in test_on], trial)
+        return score_docs(test_on, trial, name)
+
+    examples = list(examples)
+    try:
+        return cross_tuned(
+            examples, lambda tune_on: tune(tune_on, readout, name, values, objectives), score,
+            folds=folds, repeats=repeats, seed=seed,
+        )
+    finally:
+        annotate([eg.predicted for eg in examples], readout)

@@ -1,0 +1,66 @@
+"""K-fold cross-tuning: an honest estimate of what tuning a setting buys.
+
+Scores after tuning a threshold on the same pairs are optimistic. Here the
+examples are split into k folds; the setting is tuned on k-1 folds and the
+held-out fold is scored with it; the fold scores are averaged over several
+seeded repetitions (each repetition shuffles the examples anew).
+
+This module holds the fold loop only. What is tuned and how a fold is scored
+belong to the component: ``spans.thresholds`` (``paraphrase_spans``: the pair
+and highlight thresholds) and ``pair_classifier.thresholds`` (the decision
+threshold of a binary ``pair_classifier``).
+"""
+import random
+import statistics
+from typing import Callable, Dict, List, Sequence, TypeVar
+
+from spacy.training import Example
+
+Chosen = TypeVar("Chosen")
+
+
+def cross_tuned(
+    examples: Sequence[Example],
+    tune: Callable[[List[Example]], Chosen],
+    score: Callable[[List[Example], Chosen], Dict],
+    *,
+    folds: int = 4,
+    repeats: int = 5,
+    seed: int = 0,
+) -> Dict:
+    """Tune on k-1 folds with ``tune(examples) -> chosen``, score the held-out
+    fold with ``score(examples, chosen) -> scores``, for ``repeats`` seeded
+    shuffles. Returns ``scores`` (the mean of every numeric score over all
+    held-out folds; ``None`` scores are left out), ``spread`` (their standard
+    deviation), ``chosen`` (what each fold's tuning chose), and the settings."""
+    examples = list(examples)
+    if folds < 2 or folds > len(examples):
+        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
+    if repeats < 1:
+        raise ValueError(f"Need repeats >= 1, got {repeats}")
+    fold_scores: List[Dict] = []
+    chosen: List[Chosen] = []
+    for r in range(repeats):
+        order = list(range(len(examples)))
+        random.Random(seed + r).shuffle(order)
+        for k in range(folds):
+            held = set(order[k::folds])
+            best = tune([eg for i, eg in enumerate(examples) if i not in held])
+            fold_scores.append(score([eg for i, eg in enumerate(examples) if i in held], best))
+            chosen.append(best)
+    keys = [k for k, v in fold_scores[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    mean, spread = {}, {}
+    for key in keys:
+        vals = [s[key] for s in fold_scores if s.get(key) is not None]
+        if vals:
+            mean[key] = float(statistics.mean(vals))
+            spread[key] = float(statistics.stdev(vals)) if len(vals) > 1 else 0.0
+    return {
+        "folds": folds,
+        "repeats": repeats,
+        "seed": seed,
+        "n_pairs": len(examples),
+        "scores": mean,
+        "spread": spread,
+        "chosen": chosen,
+    }

@@ -1,0 +1,169 @@
+"""Tuning the decision threshold of a pair_classifier (library and CLI)."""
+import json
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from spacy.training import Example
+from thinc.api import Adam, fix_random_seed
+from typer.testing import CliRunner
+
+import spacy_paraphrase.pair_classifier  # noqa: F401
+from spacy_paraphrase import make_pair_doc
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.pair_classifier.thresholds import (
+    check_tunable, cross_tuned_scores, score_docs, sweep, tune,
+)
+
+POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
+NAME = "pair_classifier"
+CFG = {"labels": [POS, NEG], "exclusive_classes": True, "positive_label": POS, "threshold": 0.5}
+runner = CliRunner()
+
+
+def _examples(n=20, noise=0.0, seed=0):
+    """A classifier that over-predicts paraphrases (as on MultiPIT): gold
+    paraphrases get p(positive) 0.85-0.95, the others 0.55-0.8, so the
+    default threshold 0.5 calls every pair a paraphrase."""
+    rng = numpy.random.default_rng(seed)
+    nlp = spacy.blank("en")
+    out = []
+    for i in range(n):
+        gold = i % 2 == 0
+        ref = make_pair_doc(nlp, "a b c", "d e")
+        pred = make_pair_doc(nlp, "a b c", "d e")
+        ref.cats = {POS: float(gold), NEG: float(not gold)}
+        p = (0.85 + 0.1 * rng.random()) if gold else (0.55 + 0.25 * rng.random())
+        p = float(numpy.clip(p + noise * rng.standard_normal(), 0.0, 1.0))
+        pred.cats = {POS: p, NEG: 1.0 - p}
+        out.append(Example(pred, ref))
+    return out
+
+
+def test_sweep_rescores_without_touching_the_docs():
+    examples = _examples()
+    before = [dict(eg.predicted.cats) for eg in examples]
+    results = sweep(examples, CFG, NAME, [0.5, 0.82, 0.99])
+    assert [r["value"] for r in results] == [0.5, 0.82, 0.99]
+    assert results[0][f"{NAME}_acc"] == 0.5 and results[0][f"{NAME}_pos_r"] == 1.0
+    assert results[1][f"{NAME}_acc"] == 1.0 and results[1][f"{NAME}_macro_f"] == 1.0
+    assert results[2][f"{NAME}_pos_r"] == 0.0
+    assert [dict(eg.predicted.cats) for eg in examples] == before
+
+
+def test_tune_separates_the_classes_on_macro_f():
+    examples = _examples()
+    best = tune(examples, CFG, NAME)
+    para = [eg.predicted.cats[POS] for eg in examples if eg.reference.cats[POS]]
+    other = [eg.predicted.cats[POS] for eg in examples if not eg.reference.cats[POS]]
+    assert max(other) < best["threshold"] <= min(para)
+    assert score_docs(examples, dict(CFG, **best), NAME)[f"{NAME}_acc"] == 1.0
+    # tuning on the positive F1 alone keeps the lowest threshold that finds every paraphrase
+    by_pos_f = tune(examples, CFG, NAME, values=[0.05, 0.5, 0.85], objective=lambda s: s[f"{NAME}_pos_r"])
+    assert by_pos_f["threshold"] == 0.05
+
+
+def test_cross_tuning_is_honest():
+    examples = _examples()
+    clean = cross_tuned_scores(examples, CFG, NAME, folds=4, repeats=2)
+    assert clean["scores"][f"{NAME}_acc"] == 1.0
+    highest_other = max(eg.predicted.cats[POS] for eg in examples if not eg.reference.cats[POS])
+    assert len(clean["chosen"]) == 8 and all(highest_other < c["threshold"] <= 0.85 for c in clean["chosen"])
+    noisy = _examples(n=60, noise=0.1, seed=1)
+    optimistic = score_docs(noisy, dict(CFG, **tune(noisy, CFG, NAME)), NAME)[f"{NAME}_macro_f"]
+    held_out = cross_tuned_scores(noisy, CFG, NAME, folds=4, repeats=3)["scores"][f"{NAME}_macro_f"]
+    assert held_out < optimistic
+    # far better than the untuned threshold on the same pairs
+    assert held_out > score_docs(noisy, CFG, NAME)[f"{NAME}_macro_f"] + 0.2
+    with pytest.raises(ValueError, match="folds"):
+        cross_tuned_scores(noisy, CFG, NAME, folds=1)
+
+
+def test_only_a_deciding_threshold_is_tuned():
+    check_tunable(CFG)
+    check_tunable(dict(CFG, exclusive_classes=False, positive_label=None))
+    for cfg in (dict(CFG, labels=["A", "B", "C"], positive_label="A"), dict(CFG, positive_label=None)):
+        with pytest.raises(ValueError, match="decides nothing to tune"):
+            sweep(_examples(n=4), cfg, NAME, [0.5])
+    # non-exclusive labels: each label is decided by the threshold
+    nlp = spacy.blank("en")
+    ref = make_pair_doc(nlp, "a", "b")
+    pred = make_pair_doc(nlp, "a", "b")
+    ref.cats, pred.cats = {"X": 1.0, "Y": 0.0}, {"X": 0.7, "Y": 0.4}
+    cfg = {"labels": ["X", "Y"], "exclusive_classes": False, "positive_label": None, "threshold": 0.5}
+    accs = [r[f"{NAME}_acc"] for r in sweep([Example(pred, ref)], cfg, NAME, [0.3, 0.5, 0.8])]
+    assert accs == [0.0, 1.0, 0.0]
+
+
+BINARY = [
+    ("my 20th time doing it", "you have been doing this", True),
+    ("the weather was awful", "terrible weather indeed", True),
+    ("I bought a car", "what about lunch ?", False),
+    ("we won the game", "the stock market fell", False),
+]
+
+
+@pytest.fixture(scope="module")
+def classifier_dir(tiny_bert, tmp_path_factory):
+    """A binary pair_classifier on the tiny BERT, trained briefly, saved with
+    its reference pairs."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("pair_classifier", config={
+        "positive_label": POS, "model": {"dropout": 0.0, "tok2vec": {"name": tiny_bert}}})
+    examples = []
+    for a, b, label in BINARY:
+        ref = make_pair_doc(nlp, a, b)
+        ref.cats = {POS: float(label), NEG: float(not label)}
+        examples.append(Example(make_pair_doc(nlp, a, b), ref))
+    nlp.initialize(lambda: examples)
+    opt = Adam(1e-3)
+    for _ in range(20):
+        nlp.update(examples, sgd=opt, drop=0.0)
+    nlp.add_pipe("sentencizer")  # a component with no threshold
+    root = tmp_path_factory.mktemp("classifier")
+    nlp.to_disk(root / "model")
+    DocBin(docs=[eg.reference for eg in examples] * 2).to_disk(root / "dev.spacy")
+    return root
+
+
+def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
+    model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
+    sweep_json, tuned = tmp_path / "sweep.json", tmp_path / "tuned"
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3",
+                                 "--output", str(sweep_json), "--save-to", str(tuned)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(sweep_json.read_text())
+    assert payload["objective"] == f"{NAME}_macro_f"
+    assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])
+    best = max(payload["sweep"], key=lambda r: r[f"{NAME}_macro_f"])
+    assert payload["best"] == best["value"]
+    loaded = spacy.load(tuned)
+    assert loaded.get_pipe(NAME).cfg["threshold"] == pytest.approx(best["value"])
+    assert loaded.config["components"][NAME]["threshold"] == pytest.approx(best["value"])
+    assert spacy.load(model).get_pipe(NAME).cfg["threshold"] == 0.5
+    for bad_args, message in (
+        (["--key", "highlight_threshold"], "one threshold to tune"),
+        (["--scores-key", "nope"], "Unknown score 'nope'"),
+        (["--pipe", "sentencizer"], "is neither a paraphrase_spans"),
+        (["--pipe", "nope"], "No component 'nope'"),
+    ):
+        bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1"] + bad_args)
+        assert bad.exit_code == 1 and message in bad.output, bad.output
+
+
+def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
+    model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
+    out = tmp_path / "cross.json"
+    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "2", "--output", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    assert payload["objectives"] == {"threshold": f"{NAME}_macro_f"}
+    assert len(payload["chosen"]) == 4 and set(payload["chosen"][0]) == {"threshold"}
+    assert {f"{NAME}_acc", f"{NAME}_macro_f", f"{NAME}_pos_f"} <= set(payload["scores"])
+    bad = runner.invoke(app, args + ["--highlight-scale", "turn_max"])
+    assert bad.exit_code == 1 and "has no highlights" in bad.output
+    bad = runner.invoke(app, args + ["--pair-scores-key", f"{NAME}_nope"])
+    assert bad.exit_code == 1 and "Unknown score" in bad.output
