@@ -11,10 +11,21 @@ the transformer's Linear layers as it loads them (``encoder/quantize.py``)
 and ``spacy package`` packages it like any pipeline. ``meta.json`` gets
 ``spacy_paraphrase.quantize`` (method, setting, the source pipeline's name
 and version) and, by default, the name ``<name>_<setting>`` (``_int8``,
-``_int8_token``). The copy is written
-beside OUTPUT_DIR, loaded and run once on a pair, and only then moved into
-place.
+``_int8_token``, ``_int8_smooth``).
+
+``--method smooth-int8`` ("int8-smooth", ``encoder/smoothing.py``) also needs
+``--calibrate PAIRS.spacy``: the fp32 pipeline is run on a seeded sample of
+those pairs (``--calibration-pairs``, default 128; training pairs, not the
+ones you evaluate on) and the channel maxima of every Linear layer's input
+are saved with the transformer (its Hugging Face config); the fp32 weights
+are unchanged. ``meta.json`` records the number of pairs, the file's name and
+``alpha``.
+
+The copy is written beside OUTPUT_DIR, loaded and run once on a pair, and
+only then moved into place.
 """
+import contextlib
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -27,7 +38,11 @@ from thinc.api import Config
 from wasabi import msg
 
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
-from .encoder.shim import quantized_layer_count
+from .encoder.shim import quantized_layer_count, transformer_modules
+from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
+
+SMOOTH_SETTING = "int8-smooth"
+DEFAULT_CALIBRATION_PAIRS = 128
 
 META_KEY = "spacy_paraphrase"
 # Each pair transformer architecture -> the version with the quantize setting.
@@ -89,13 +104,17 @@ def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
     return out
 
 
-def quantize_meta(meta: Dict, method: str, setting: str, name: Optional[str]) -> Dict:
+def quantize_meta(
+    meta: Dict, method: str, setting: str, name: Optional[str], calibration: Optional[Dict] = None
+) -> Dict:
     """``meta`` with the quantization recorded under ``spacy_paraphrase`` and
     the new name (default ``<name>_<setting>``, "-" as "_")."""
     meta = dict(meta)
     source = {key: meta.get(key) for key in ("lang", "name", "version")}
     record = dict(meta.get(META_KEY) or {})
     record["quantize"] = {"method": method, "setting": setting, "source_meta": source}
+    if calibration is not None:
+        record["quantize"]["calibration"] = calibration
     meta[META_KEY] = record
     if name is None:
         old = str(meta.get("name") or "pipeline")
@@ -124,8 +143,48 @@ def check_quantized_pipeline(path: Path) -> Dict:
     return {"quantized_linear_layers": n_linear, "cats": dict(doc.cats)}
 
 
+def calibration_docs(nlp, data: Path, n_pairs: int, seed: int = 0) -> list:
+    """A seeded random sample of ``n_pairs`` pair Docs of ``data`` (all of
+    them when it has fewer), in file order."""
+    from .corpus import PairCorpus
+
+    docs = [eg.predicted for eg in PairCorpus(Path(data))(nlp)]
+    if not docs:
+        raise QuantizeCommandError(f"{data} holds no pairs to calibrate on.")
+    if n_pairs < len(docs):
+        keep = sorted(random.Random(seed).sample(range(len(docs)), n_pairs))
+        docs = [docs[i] for i in keep]
+    return docs
+
+
+def calibrate_pipeline(nlp, docs: list, alpha: float = DEFAULT_ALPHA, batch_size: int = 8) -> int:
+    """Run ``nlp`` (fp32) on ``docs`` recording every pair transformer's
+    activation calibration (``encoder/smoothing.py``), and set it on each
+    module's Hugging Face config; returns the number of modules."""
+    modules = []
+    for _, pipe in nlp.pipeline:
+        if hasattr(getattr(pipe, "model", None), "walk"):
+            modules += transformer_modules(pipe.model)
+    modules = list({id(m): m for m in modules}.values())
+    if not modules:
+        raise QuantizeCommandError("The pipeline has no pair transformer with weights to calibrate.")
+    with contextlib.ExitStack() as stack:
+        calibrations = [stack.enter_context(calibrating(m)) for m in modules]
+        for _ in nlp.pipe([doc.copy() for doc in docs], batch_size=batch_size):
+            pass
+    for module, calibration in zip(modules, calibrations):
+        setattr(module.config, SMOOTHING_ATTR, calibration.record(alpha, len(docs)))
+    return len(modules)
+
+
 def quantize_pipeline(
-    model_dir: Path, output_dir: Path, method: str = "per-token-int8", name: Optional[str] = None
+    model_dir: Path,
+    output_dir: Path,
+    method: str = "per-token-int8",
+    name: Optional[str] = None,
+    calibrate: Optional[Path] = None,
+    calibration_pairs: int = DEFAULT_CALIBRATION_PAIRS,
+    alpha: float = DEFAULT_ALPHA,
 ) -> Dict:
     """Write ``model_dir`` quantized by ``method`` to the new directory
     ``output_dir`` (module docstring); returns what was done."""
@@ -135,6 +194,17 @@ def quantize_pipeline(
             f"Unknown method {method!r}; choose one of {', '.join(QUANTIZE_METHODS)}."
         )
     setting = QUANTIZE_METHODS[method]
+    if setting == SMOOTH_SETTING:
+        if calibrate is None:
+            raise QuantizeCommandError(
+                f"--method {method} needs --calibrate PAIRS.spacy: pairs (from training data, not the "
+                "ones you evaluate on) to measure the activations on."
+            )
+        if calibration_pairs < 1:
+            raise QuantizeCommandError(f"--calibration-pairs must be >= 1, got {calibration_pairs}.")
+        check_alpha(alpha)
+    elif calibrate is not None:
+        raise QuantizeCommandError(f"--calibrate is for --method smooth-int8; {method} uses no calibration.")
     if not (model_dir / "config.cfg").is_file() or not (model_dir / "meta.json").is_file():
         raise QuantizeCommandError(f"{model_dir} is not a pipeline directory (config.cfg, meta.json).")
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
@@ -147,12 +217,24 @@ def quantize_pipeline(
         raise QuantizeCommandError(
             f"No spacy_paraphrase pair transformer in {model_dir / 'config.cfg'}: nothing to quantize."
         )
-    meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name)
+    calibration = None
+    nlp = None
+    if setting == SMOOTH_SETTING:
+        import spacy
+
+        nlp = spacy.load(model_dir, config=quantize_overrides(model_dir, ""))
+        docs = calibration_docs(nlp, calibrate, calibration_pairs)
+        calibrate_pipeline(nlp, docs, alpha)
+        calibration = {"data": Path(calibrate).name, "pairs": len(docs), "alpha": float(alpha)}
+    meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name, calibration)
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
     try:
         copy = staging / "pipeline"
-        shutil.copytree(model_dir, copy)
+        if nlp is not None:  # the calibration is saved with the transformer's weights
+            nlp.to_disk(copy)
+        else:
+            shutil.copytree(model_dir, copy)
         config.to_disk(copy / "config.cfg")
         srsly.write_json(copy / "meta.json", meta)
         check = check_quantized_pipeline(copy)
@@ -161,7 +243,7 @@ def quantize_pipeline(
         copy.rename(output_dir)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return {"settings": paths, "name": meta["name"], **check}
+    return {"settings": paths, "name": meta["name"], "calibration": calibration, **check}
 
 
 def quantize_cli(
@@ -172,21 +254,34 @@ def quantize_cli(
         help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (per-token keeps quality, dynamic is faster)"
     ),
     name: Optional[str] = typer.Option(
-        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / <name>_int8_token)"
+        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / _int8_token / _int8_smooth)"
+    ),
+    calibrate: Optional[Path] = typer.Option(
+        None, "--calibrate", help="smooth-int8: .spacy pairs to calibrate on (training pairs, not your evaluation pairs)"
+    ),
+    calibration_pairs: int = typer.Option(
+        DEFAULT_CALIBRATION_PAIRS, "--calibration-pairs", help="smooth-int8: how many pairs (a seeded sample)"
+    ),
+    alpha: float = typer.Option(
+        DEFAULT_ALPHA, "--alpha", help="smooth-int8: how much activation range moves into the weights (0-1)"
     ),
 ):
     """Copy a trained pipeline as one whose transformer runs in int8 on CPU
     (quantized when it is loaded; the fp32 weights are kept). per-token-int8
-    (the default) keeps quality; dynamic-int8 is faster but can break a
+    (the default) keeps quality; smooth-int8 (calibrated on --calibrate pairs)
+    keeps it closer at the same speed; dynamic-int8 is faster but can break a
     backbone with outlier activations (measure first: benchmarks/run_quantize.py)."""
     try:
-        done = quantize_pipeline(model_dir, output_dir, method, name)
+        done = quantize_pipeline(model_dir, output_dir, method, name, calibrate, calibration_pairs, alpha)
     except (QuantizeCommandError, OSError, ValueError) as err:
         msg.fail(str(err), exits=1)
     msg.good(
         f"Wrote {output_dir} ('{done['name']}'): {done['quantized_linear_layers']} Linear layers "
         f"int8 when loaded ({', '.join(s + ' = ' + repr(QUANTIZE_METHODS[method]) for s in done['settings'])})"
     )
+    if done["calibration"]:
+        cal = done["calibration"]
+        msg.text(f"Activations calibrated on {cal['pairs']} pairs of {cal['data']} (alpha {cal['alpha']}).")
     msg.text(
         f"Load it with spacy.load('{output_dir}'); CPU only, inference only. "
         "Its fp32 weights are kept: config override quantize = \"\" loads the pipeline as trained."

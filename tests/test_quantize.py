@@ -160,3 +160,53 @@ def test_overrides_load_any_pipeline_int8_or_as_trained(fp32_dir):
     assert is_quantized(spacy.load(fp32_dir, config=int8).get_pipe("transformer").model.transformer)
     fp32 = spacy.load(fp32_dir, config=quantize_overrides(fp32_dir, ""))
     assert not is_quantized(fp32.get_pipe("transformer").model.transformer)
+
+
+def test_smooth_method_calibrates_on_pairs_and_saves_it_with_the_weights(fp32_dir, trained_pipeline, tmp_path):
+    from spacy.tokens import DocBin
+
+    from spacy_paraphrase.encoder.smoothing import SMOOTHING_ATTR
+
+    nlp, examples = trained_pipeline
+    pairs = tmp_path / "calibration.spacy"
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(pairs)
+    out = tmp_path / "int8_smooth"
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "smooth-int8",
+                                 "--calibrate", str(pairs), "--calibration-pairs", "2"])
+    assert result.exit_code == 0, result.output
+    assert "calibrated on 2 pairs of calibration.spacy" in " ".join(result.output.split())
+    meta = srsly.read_json(out / "meta.json")
+    assert meta["name"] == "tiny_int8_smooth"
+    assert meta["spacy_paraphrase"]["quantize"]["calibration"] == {"data": "calibration.spacy", "pairs": 2, "alpha": 0.5}
+    loaded = spacy.load(out)
+    hf = loaded.get_pipe("transformer").model.transformer
+    record = getattr(hf.config, SMOOTHING_ATTR)
+    assert record["pairs"] == 2
+    # query, key and value of each of the 2 layers share a group; every layer that ran was observed
+    groups = [g["layers"] for g in record["groups"]]
+    assert sum(len(g) == 3 for g in groups) == 2
+    smoothed = [m for m in hf.modules() if isinstance(m, PerTokenInt8Linear) and m.input_smooth is not None]
+    assert len(smoothed) == sum(len(g) for g in groups) >= 12
+    int8_probs = _probs(loaded, examples)
+    diff = max(float(numpy.nanmax(numpy.abs(a - b))) for a, b in zip(_probs(nlp, examples), int8_probs))
+    assert 0.0 < diff < 0.02
+    # the fp32 weights are as trained: quantize = "" ignores the calibration
+    fp32 = spacy.load(out, config={"components.transformer.model.quantize": ""})
+    for a, b in zip(_probs(nlp, examples), _probs(fp32, examples)):
+        numpy.testing.assert_array_equal(a, b)
+    # saved again (int8 weights) it loads with the same outputs
+    loaded.to_disk(tmp_path / "saved_again")
+    for a, b in zip(int8_probs, _probs(spacy.load(tmp_path / "saved_again"), examples)):
+        numpy.testing.assert_array_equal(a, b)
+    # a pipeline set to int8-smooth without a calibration says what to run when it loads
+    with pytest.raises(ValueError, match="--calibrate"):
+        spacy.load(fp32_dir, config=quantize_overrides(fp32_dir, "int8-smooth"))
+    for args, message in (
+        (["--method", "smooth-int8"], "needs --calibrate"),
+        (["--calibrate", str(pairs)], "uses no calibration"),
+        (["--method", "smooth-int8", "--calibrate", str(pairs), "--alpha", "2"], "alpha must be in [0, 1]"),
+        (["--method", "smooth-int8", "--calibrate", str(pairs), "--calibration-pairs", "0"], "must be >= 1"),
+    ):
+        bad = runner.invoke(app, ["quantize", str(fp32_dir), str(tmp_path / "refused")] + args)
+        assert bad.exit_code == 1 and message in " ".join(bad.output.split()), (args, bad.output)
+    assert not (tmp_path / "refused").exists()

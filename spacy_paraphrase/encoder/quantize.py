@@ -17,7 +17,11 @@ layer norms stay fp32. Every ``torch.nn.Linear`` becomes
   than "int8" but it keeps quality where one scale per batch does not:
   backbones whose feed-forward layers carry outlier activations in a few
   tokens (all-mpnet-base-v2: per-tensor int8 moves its last hidden states
-  to cosine 0.43 of fp32, per token 0.996; see docs/backbones.md).
+  to cosine 0.43 of fp32, per token 0.996; see docs/backbones.md);
+- "int8-smooth": "int8-token" with each layer's input channels smoothed
+  (``smoothing.py``, SmoothQuant) by a calibration saved on the Hugging Face
+  config (``quantize --method smooth-int8 --calibrate DATA``): the outlier
+  channels no longer set every token's scale. As fast as "int8-token".
 
 Where the weights are fp32 on disk (the ``quantize`` command copies a trained
 pipeline and only changes its config), ``quantize = ""`` loads the same
@@ -36,14 +40,19 @@ from typing import Dict, Iterator, Optional, Tuple
 
 import torch
 
+from .smoothing import factors, saved_record
+
 # The quantize setting of the architectures: config value -> what it does.
 QUANTIZE_SETTINGS: Dict[str, str] = {
     "": "none: the fp32 transformer as trained",
     "int8": "dynamic int8 quantization of every torch.nn.Linear, one activation scale per batch (CPU only)",
     "int8-token": "int8 weights per output channel and activations per token in every torch.nn.Linear (CPU only)",
+    "int8-smooth": "int8-token with the activations' channels smoothed by a saved calibration (SmoothQuant; CPU only)",
 }
 # The quantize command's --method -> the config setting it writes.
-QUANTIZE_METHODS: Dict[str, str] = {"dynamic-int8": "int8", "per-token-int8": "int8-token"}
+QUANTIZE_METHODS: Dict[str, str] = {
+    "dynamic-int8": "int8", "per-token-int8": "int8-token", "smooth-int8": "int8-smooth",
+}
 # Set on the Hugging Face config of a quantized module, so a saved int8
 # state dict is recognized when it is loaded again.
 QUANTIZED_ATTR = "spacy_paraphrase_quantized"
@@ -80,30 +89,42 @@ class _LastQuantized(threading.local):
 
     ref: Optional[weakref.ReferenceType] = None
     version: int = -1
+    smooth: Optional[torch.Tensor] = None
     value: Optional[Tuple[torch.Tensor, torch.Tensor]] = None
 
-    def get(self, x: torch.Tensor) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    def get(
+        self, x: torch.Tensor, smooth: Optional[torch.Tensor] = None
+    ) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
         # put() never keeps an inference tensor, so ``ref() is x`` excludes them
-        # before ``x._version`` (which they lack) is read.
-        if self.ref is not None and self.ref() is x and self.version == x._version:
+        # before ``x._version`` (which they lack) is read. Layers that divide
+        # the input by different smoothing factors never share its quantization.
+        if (self.ref is not None and self.ref() is x and self.version == x._version
+                and self.smooth is smooth):
             return self.value
         return None
 
-    def put(self, x: torch.Tensor, value: Tuple[torch.Tensor, torch.Tensor]) -> None:
+    def put(
+        self, x: torch.Tensor, value: Tuple[torch.Tensor, torch.Tensor], smooth: Optional[torch.Tensor] = None
+    ) -> None:
         if x.is_inference():
-            self.ref, self.value = None, None
+            self.ref, self.smooth, self.value = None, None, None
             return
-        self.ref, self.version, self.value = weakref.ref(x), x._version, value
+        self.ref, self.version, self.smooth, self.value = weakref.ref(x), x._version, smooth, value
 
 
 _LAST_QUANTIZED = _LastQuantized()
 
 
-def quantize_per_token(x: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+def quantize_per_token(
+    x: torch.Tensor, inverse_smooth: Optional[torch.Tensor] = None
+) -> Tuple[torch.Tensor, torch.Tensor]:
     """``x`` ([..., features]) as int8 rows [tokens, features] and their fp32
     scales [tokens, 1]: symmetric, one scale per row (its largest magnitude
-    maps to 127)."""
+    maps to 127). With ``inverse_smooth`` ([features]), the rows are first
+    multiplied by it (``x / s`` of ``smoothing.py``)."""
     rows = x.reshape(-1, x.shape[-1]).float()
+    if inverse_smooth is not None:
+        rows = rows * inverse_smooth
     # amax and amin apart: torch's CPU aminmax over a dimension is ~8x slower
     # than the two (torch 2.13, one thread), and it was 17% of an mpnet forward.
     low, high = rows.amin(dim=1, keepdim=True), rows.amax(dim=1, keepdim=True)
@@ -118,12 +139,20 @@ class PerTokenInt8Linear(torch.nn.Module):
     ``torch._int_mm`` (int32) and scaled back to fp32 with the bias added.
     One outlier token sets only its own scale, so the others keep their
     precision. Holds buffers only (``weight_int8`` [in, out], ``weight_scale``
-    [out], ``bias``), which is what its state dict saves. An input passed to
-    several layers in a row is quantized once (``_LastQuantized``)."""
+    [out], ``bias``, and ``input_smooth``), which is what its state dict saves.
+    An input passed to several layers in a row is quantized once
+    (``_LastQuantized``).
 
-    def __init__(self, linear: torch.nn.Linear):
+    ``smooth`` ([in], ``smoothing.factors``): the weight's input columns are
+    multiplied by it before quantizing, and each input divided by it
+    (``input_smooth`` holds 1 / smooth; layers given the same ``smooth``
+    tensor share that buffer, so a shared input is still quantized once)."""
+
+    def __init__(self, linear: torch.nn.Linear, smooth: Optional[torch.Tensor] = None):
         super().__init__()
         weight = linear.weight.detach().float()
+        if smooth is not None:
+            weight = weight * smooth.float()[None, :]
         scale = weight.abs().amax(dim=1).clamp(min=1e-8) / 127.0
         int8 = torch.round(weight / scale[:, None]).to(torch.int8)
         self.in_features = linear.in_features
@@ -132,13 +161,15 @@ class PerTokenInt8Linear(torch.nn.Module):
         self.register_buffer("weight_scale", scale)
         bias = linear.bias.detach().float().clone() if linear.bias is not None else None
         self.register_buffer("bias", bias)
+        self.register_buffer("input_smooth", smooth.float().reciprocal() if smooth is not None else None)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         shape = x.shape
-        quantized = _LAST_QUANTIZED.get(x)
+        smooth = self.input_smooth
+        quantized = _LAST_QUANTIZED.get(x, smooth)
         if quantized is None:
-            quantized = quantize_per_token(x)
-            _LAST_QUANTIZED.put(x, quantized)
+            quantized = quantize_per_token(x, smooth)
+            _LAST_QUANTIZED.put(x, quantized, smooth)
         int8, scale = quantized
         out = torch._int_mm(int8, self.weight_int8).float().mul_(scale)
         if self.bias is not None:
@@ -148,17 +179,24 @@ class PerTokenInt8Linear(torch.nn.Module):
         return out.reshape(*shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}, smoothed={self.input_smooth is not None}")
 
 
-def per_token_linears(module: torch.nn.Module) -> int:
+def per_token_linears(module: torch.nn.Module, smooth: Optional[Dict[str, torch.Tensor]] = None) -> int:
     """Replace every ``torch.nn.Linear`` in ``module`` by a
-    ``PerTokenInt8Linear``, in place; returns how many were replaced."""
+    ``PerTokenInt8Linear`` (smoothed by ``smooth[name]`` where given), in
+    place; returns how many were replaced."""
+    smooth = smooth or {}
+    shared: Dict[int, torch.Tensor] = {}  # id(smooth tensor) -> the group's input_smooth
     linears = [(name, m) for name, m in module.named_modules() if isinstance(m, torch.nn.Linear)]
     for name, linear in linears:
         parent_name, _, child = name.rpartition(".")
         parent = module.get_submodule(parent_name) if parent_name else module
-        setattr(parent, child, PerTokenInt8Linear(linear))
+        layer = PerTokenInt8Linear(linear, smooth.get(name))
+        if name in smooth:
+            layer.input_smooth = shared.setdefault(id(smooth[name]), layer.input_smooth)
+        setattr(parent, child, layer)
     return len(linears)
 
 
@@ -200,12 +238,16 @@ def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
     check_cpu(module_device(module))
     if module.training:
         module.eval()
+    if is_quantized(module):
+        return sum(1 for _ in quantized_linears(module))
     with warnings.catch_warnings():
         # torch 2.x marks torch.ao.quantization (eager mode) as deprecated in
         # favour of torchao; it is still the CPU path of plain torch.
         warnings.simplefilter("ignore", DeprecationWarning)
         warnings.filterwarnings("ignore", message=r".*quantize_per_tensor.*", category=UserWarning)
-        if setting == "int8-token":
+        if setting == "int8-smooth":
+            per_token_linears(module, smoothing_factors(module))
+        elif setting == "int8-token":
             per_token_linears(module)
         else:
             torch.ao.quantization.quantize_dynamic(
@@ -215,6 +257,23 @@ def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
     if config is not None:
         setattr(config, QUANTIZED_ATTR, setting)
     return sum(1 for _ in quantized_linears(module))
+
+
+def smoothing_factors(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
+    """The smoothing factors of the calibration saved on ``module``'s config;
+    a ``QuantizationError`` when it has none."""
+    record = saved_record(getattr(module, "config", None))
+    if record is None:
+        raise QuantizationError(
+            "This transformer is set to quantize = \"int8-smooth\", which needs the activation "
+            "calibration saved with its weights, and it has none. Write the pipeline with "
+            "`python -m spacy_paraphrase quantize MODEL OUT --method smooth-int8 --calibrate "
+            "PAIRS.spacy`, or use quantize = \"int8-token\" (no calibration)."
+        )
+    try:
+        return factors(module, record)
+    except ValueError as err:
+        raise QuantizationError(str(err)) from None
 
 
 def saved_quantization(config) -> str:

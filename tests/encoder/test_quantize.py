@@ -215,7 +215,7 @@ def test_per_token_layers_fed_one_tensor_quantize_it_once_and_agree(monkeypatch)
     x = torch.randn(2, 5, 16)
     calls = []
     real = quantize_module_.quantize_per_token
-    monkeypatch.setattr(quantize_module_, "quantize_per_token", lambda t: calls.append(t) or real(t))
+    monkeypatch.setattr(quantize_module_, "quantize_per_token", lambda t, *rest: calls.append(t) or real(t, *rest))
     shared = [layer(x) for layer in layers]
     assert len(calls) == 1  # one quantization for the three layers
     for layer, out in zip(layers, shared):  # the same as each layer quantizing on its own
