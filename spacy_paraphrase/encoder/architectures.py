@@ -63,8 +63,10 @@ def create_pair_transformer_model_v2(
         int8 quantization of its Linear layers when the weights are loaded,
         one activation scale per batch; "int8-token" = int8 weights per output
         channel and activations per token (slower than "int8", keeps quality
-        on backbones with outlier activations such as all-mpnet-base-v2).
-        Inference on CPU only; training raises an error. Override it at load
+        on backbones with outlier activations such as all-mpnet-base-v2);
+        "int8-smooth" = "int8-token" with the activations smoothed by a
+        calibration saved with the weights (``quantize --method smooth-int8
+        --calibrate PAIRS``; ``smoothing.py``). Inference on CPU only; training raises an error. Override it at load
         time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
     v1_args = {k: v for k, v in locals().items() if k != "quantize"}

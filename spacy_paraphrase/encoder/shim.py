@@ -4,7 +4,7 @@
 ``PyTorchShim``) with ``predict`` and ``use_params`` changed, the way
 ``HFShim`` changes serialization by subclassing; ``PairTransformerModel``
 builds its torch layer with it. It also carries the transformer's ``quantize`` setting
-(``quantize.py``): with "int8" or "int8-token" it quantizes the torch module when the weights
+(``quantize.py``): with an int8 setting it quantizes the torch module when the weights
 are loaded, and refuses to train it. ``limit_threads_in_worker`` keeps forked
 workers of ``nlp.pipe(n_process=...)`` from hanging.
 """
@@ -35,7 +35,7 @@ class PairHFShim(HFShim):
     ``use_params`` finds the optimizer's averaged weights, and which quantizes
     the module when ``quantize`` is set (``set_quantize``)."""
 
-    # "", "int8" or "int8-token" (QUANTIZE_SETTINGS); set per instance by
+    # a key of QUANTIZE_SETTINGS ("", "int8", "int8-token", "int8-smooth"); set per instance by
     # set_quantize (the v2 architectures).
     quantize: str = ""
     # The module as quantized by this shim (so predict checks one reference,
@@ -146,7 +146,7 @@ def pair_shims(model: Model) -> List[PairHFShim]:
 
 
 def set_quantize(model: Model, setting: str) -> Model:
-    """Set the ``quantize`` setting ("", "int8", "int8-token") of every pair transformer
+    """Set the ``quantize`` setting (a key of ``QUANTIZE_SETTINGS``) of every pair transformer
     shim in ``model``; applied when weights are loaded (``quantize.py``)."""
     check_quantize(setting)
     shims = pair_shims(model)
