@@ -154,13 +154,14 @@ def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float)
 
 
 PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
-             "(default: the pipeline's first of either)")
+             "(default: 'paraphrase_spans', else the pipeline's first of either)")
 
 
 def _tuned_pipe(nlp, pipe_name: str):
-    """(name, component) to tune: ``pipe_name``, or the first component with
-    paraphrase thresholds (a paraphrase_spans, a baseline in its place, or a
-    pair_classifier). Exits with an error when there is none."""
+    """(name, component) to tune: ``pipe_name``, else the component named
+    paraphrase_spans, else the first with paraphrase thresholds (a
+    paraphrase_spans, a baseline in its place, or a pair_classifier). Exits
+    with an error when there is none."""
     def tunable(pipe) -> bool:
         return isinstance(pipe, PairClassifier) or "highlight_threshold" in getattr(pipe, "cfg", {})
 
@@ -170,10 +171,13 @@ def _tuned_pipe(nlp, pipe_name: str):
         if not tunable(nlp.get_pipe(pipe_name)):
             msg.fail(f"Component {pipe_name!r} is neither a paraphrase_spans nor a pair_classifier", exits=1)
         return pipe_name, nlp.get_pipe(pipe_name)
-    for name, pipe in nlp.pipeline:
-        if tunable(pipe):
-            return name, pipe
-    msg.fail(f"No paraphrase_spans or pair_classifier component in the pipeline {nlp.pipe_names}", exits=1)
+    candidates = [(name, pipe) for name, pipe in nlp.pipeline if tunable(pipe)]
+    if not candidates:
+        msg.fail(f"No paraphrase_spans or pair_classifier component in the pipeline {nlp.pipe_names}", exits=1)
+    name, pipe = next(((n, p) for n, p in candidates if n == "paraphrase_spans"), candidates[0])
+    if len(candidates) > 1:
+        msg.info(f"Tuning component {name!r} (of {[n for n, _ in candidates]}; --pipe chooses)")
+    return name, pipe
 
 
 def _classifier_objective(pipe_name: str, scores_key: str):
@@ -210,6 +214,8 @@ def find_threshold_cli(
     if isinstance(pipe, PairClassifier):
         if key != "threshold":
             msg.fail(f"A pair_classifier has one threshold to tune (--key threshold), not {key!r}", exits=1)
+        if highlight_scale:
+            msg.fail("A pair_classifier has no highlights: --highlight-scale is for paraphrase_spans", exits=1)
         label, objective = _classifier_objective(pipe_name, scores_key)
         examples = _processed(nlp, _examples(nlp, data), batch_size)
         try:

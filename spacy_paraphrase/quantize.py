@@ -19,7 +19,8 @@ those pairs (``--calibration-pairs``, default 128; training pairs, not the
 ones you evaluate on) and the channel maxima of every Linear layer's input
 are saved with the transformer (its Hugging Face config); the fp32 weights
 are unchanged. ``meta.json`` records the number of pairs, the file's name and
-``alpha``.
+``alpha``. The copy is then written by ``nlp.to_disk`` (not copied file by
+file), so files in MODEL_DIR that are not part of the pipeline are left out.
 
 The copy is written beside OUTPUT_DIR, loaded and run once on a pair, and
 only then moved into place.

@@ -220,7 +220,7 @@ def check_cpu(device: torch.device) -> None:
     """Raise a ``QuantizationError`` unless ``device`` is the CPU."""
     if torch.device(device).type != "cpu":
         raise QuantizationError(
-            "The transformer is set to int8 quantization (quantize = \"int8\" or \"int8-token\"), "
+            "The transformer is set to int8 quantization (quantize = \"int8\", \"int8-token\" or \"int8-smooth\"), "
             f"which runs on CPU only, but it is on {device} (spacy.require_gpu / --gpu-id). "
             "Run this pipeline on CPU, or on the GPU without quantization: "
             f"spacy.load(path, config={{\"{QUANTIZE_CONFIG_PATH}\": \"\"}}) "
@@ -239,6 +239,10 @@ def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
     if module.training:
         module.eval()
     if is_quantized(module):
+        # (built quantized from saved int8 weights: _SavedWeightsModelClass)
+        saved = saved_quantization(getattr(module, "config", None))
+        if saved and saved != setting:
+            raise saved_int8_error(setting, saved)
         return sum(1 for _ in quantized_linears(module))
     with warnings.catch_warnings():
         # torch 2.x marks torch.ao.quantization (eager mode) as deprecated in

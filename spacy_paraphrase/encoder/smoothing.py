@@ -15,7 +15,9 @@ weights, which take it better: for the input channel j of a Linear layer
 and then quantizes X' per token and W' per output channel. ``max|X_j|`` comes
 from calibration: the fp32 pipeline run on real pairs (``calibrate``);
 ``alpha`` = 0.5 is the paper's default (larger moves more range into the
-weights). Layers fed the same tensor (a transformer's query, key and value
+weights). A channel that stayed (nearly) silent in calibration has its
+maximum raised to 1% of its layer's mean (``ACT_FLOOR``), so a later
+activation there is not blown up by a tiny ``s``. Layers fed the same tensor (a transformer's query, key and value
 projections) share one ``s`` (their weights' maximum taken together), so the
 input is still divided and quantized once for all of them.
 
@@ -33,6 +35,8 @@ import torch
 
 SMOOTHING_ATTR = "spacy_paraphrase_smoothing"
 DEFAULT_ALPHA = 0.5
+# Calibrated channel maxima below this share of their layer's mean are raised to it.
+ACT_FLOOR = 0.01
 _EPS = 1e-5
 
 
@@ -68,6 +72,8 @@ class Calibration:
             return
         m = rows.abs().amax(dim=0)
         self.absmax[name] = torch.maximum(self.absmax[name], m) if name in self.absmax else m
+        # the pass's inputs are kept referenced (freed at its end), so that no
+        # later tensor can take a freed one's id within the pass
         owner = self._seen.setdefault(id(x), (x, name))[1]
         if name not in self.owner:
             self.owner[name] = owner
@@ -86,6 +92,9 @@ class Calibration:
             out.setdefault(key, []).append(name)
         return list(out.values())
 
+    def _group_absmax(self, names: List[str]) -> torch.Tensor:
+        return torch.stack([self.absmax[name] for name in names]).amax(dim=0)
+
     def record(self, alpha: float = DEFAULT_ALPHA, pairs: int = 0) -> Dict:
         """The calibration as saved on the Hugging Face config."""
         check_alpha(alpha)
@@ -95,7 +104,7 @@ class Calibration:
             "alpha": float(alpha),
             "pairs": int(pairs),
             "groups": [
-                {"layers": names, "absmax": [float(f"{v:.6g}") for v in self.absmax[names[0]].tolist()]}
+                {"layers": names, "absmax": [float(f"{v:.6g}") for v in self._group_absmax(names).tolist()]}
                 for names in self.groups()
             ],
         }
@@ -142,6 +151,9 @@ def factors(module: torch.nn.Module, record: Mapping) -> Dict[str, torch.Tensor]
     for group in record.get("groups", []):
         names = list(group["layers"])
         act = torch.tensor(group["absmax"], dtype=torch.float32)
+        # a channel (nearly) silent in calibration would get a tiny s and have
+        # any later activation multiplied by 1 / s: floor it at 1% of the mean
+        act = act.clamp(min=max(_EPS, ACT_FLOOR * float(act.mean()))) if act.numel() else act
         for name in names:
             if name not in layers or layers[name].in_features != act.numel():
                 raise ValueError(

@@ -142,6 +142,8 @@ def cross_tuned_scores(
         return score_docs(test_on, trial, name)
 
     examples = list(examples)
+    if folds < 2 or folds > len(examples):  # (before the Docs are touched)
+        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
     try:
         return cross_tuned(
             examples, lambda tune_on: tune(tune_on, readout, name, values, objectives), score,

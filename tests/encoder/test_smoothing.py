@@ -1,7 +1,5 @@
 """SmoothQuant calibration and the "int8-smooth" layers (encoder/smoothing.py,
 encoder/quantize.py)."""
-import math
-
 import pytest
 import torch
 
@@ -147,4 +145,16 @@ def test_quantize_module_int8_smooth_from_the_saved_calibration(monkeypatch):
     setattr(other.config, SMOOTHING_ATTR, getattr(block.config, SMOOTHING_ATTR))
     with pytest.raises(QuantizationError, match="does not fit"):
         quantize_module(other, "int8-smooth")
-    assert math.isfinite(float(smoothed.abs().sum()))
+    # a module quantized one way is not silently kept when asked for another
+    assert quantize_module(plain, "int8-token") == 4
+    with pytest.raises(QuantizationError, match="int8-token"):
+        quantize_module(plain, "int8-smooth")
+
+
+def test_a_channel_silent_in_calibration_is_not_blown_up():
+    layer = torch.nn.Linear(4, 2)
+    record = {"alpha": 0.5, "groups": [{"layers": ["0"], "absmax": [4.0, 4.0, 4.0, 0.0]}]}
+    s = factors(torch.nn.Sequential(layer), record)["0"]
+    weight = layer.weight.detach().abs().amax(0)
+    # the silent channel is treated as 1% of the mean maximum (3.0), not as 1e-5
+    torch.testing.assert_close(s[3], (0.03 ** 0.5) / weight[3].clamp(min=1e-5) ** 0.5)

@@ -145,6 +145,7 @@ def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
     assert spacy.load(model).get_pipe(NAME).cfg["threshold"] == 0.5
     for bad_args, message in (
         (["--key", "highlight_threshold"], "one threshold to tune"),
+        (["--highlight-scale", "turn_max"], "has no highlights"),
         (["--scores-key", "nope"], "Unknown score 'nope'"),
         (["--pipe", "sentencizer"], "is neither a paraphrase_spans"),
         (["--pipe", "nope"], "No component 'nope'"),
@@ -167,3 +168,30 @@ def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
     assert bad.exit_code == 1 and "has no highlights" in bad.output
     bad = runner.invoke(app, args + ["--pair-scores-key", f"{NAME}_nope"])
     assert bad.exit_code == 1 and "Unknown score" in bad.output
+
+
+def test_the_default_component_prefers_paraphrase_spans(tiny_bert, tmp_path):
+    """With both components, find-threshold tunes paraphrase_spans unless --pipe says otherwise."""
+    from tests.util import make_examples, make_nlp
+
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    nlp.add_pipe("pair_classifier", first=True, config={
+        "labels": ["PARAPHRASE_PAIR", "OTHER"], "positive_label": "PARAPHRASE_PAIR",
+        "model": {"dropout": 0.0, "tok2vec": {"name": tiny_bert}}})
+    examples = make_examples(nlp)
+    for eg in examples:
+        gold = float(bool(eg.reference.cats.get("PARAPHRASE", 0.0) >= 0.5))
+        eg.reference.cats.update({"PARAPHRASE_PAIR": gold, "OTHER": 1.0 - gold})
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp_path / "model")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "dev.spacy")
+    args = ["find-threshold", str(tmp_path / "model"), str(tmp_path / "dev.spacy"), "--n-trials", "1",
+            "--output", str(tmp_path / "sweep.json")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert "Tuning component 'paraphrase_spans'" in " ".join(result.output.split())
+    assert json.loads((tmp_path / "sweep.json").read_text())["objective"] == "paraphrase_spans_pair_macro_f"
+    result = runner.invoke(app, args + ["--pipe", NAME])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "sweep.json").read_text())["objective"] == f"{NAME}_macro_f"
