@@ -13,13 +13,9 @@ from .speed_measure import ratio
 
 def transformer_modules(nlp) -> list:
     """The Hugging Face torch modules of the pipeline's pair transformers."""
-    from spacy_paraphrase.encoder.shim import transformer_modules as modules_of
+    from spacy_paraphrase.encoder.shim import pipeline_transformer_modules
 
-    modules = []
-    for _, pipe in nlp.pipeline:
-        if hasattr(getattr(pipe, "model", None), "walk"):
-            modules += modules_of(pipe.model)
-    return list({id(m): m for m in modules}.values())
+    return pipeline_transformer_modules(nlp)
 
 
 ENCODER_SYSTEMS = ("torch_fp32", "torch_int8", "ort_fp32", "ort_int8")

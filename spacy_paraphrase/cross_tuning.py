@@ -19,6 +19,14 @@ from spacy.training import Example
 Chosen = TypeVar("Chosen")
 
 
+def check_folds(n_examples: int, folds: int, repeats: int = 1) -> None:
+    """Raise ValueError unless 2 <= folds <= n_examples and repeats >= 1."""
+    if folds < 2 or folds > n_examples:
+        raise ValueError(f"Need 2 <= folds <= {n_examples} (number of pairs), got {folds}")
+    if repeats < 1:
+        raise ValueError(f"Need repeats >= 1, got {repeats}")
+
+
 def cross_tuned(
     examples: Sequence[Example],
     tune: Callable[[List[Example]], Chosen],
@@ -34,10 +42,7 @@ def cross_tuned(
     held-out folds; ``None`` scores are left out), ``spread`` (their standard
     deviation), ``chosen`` (what each fold's tuning chose), and the settings."""
     examples = list(examples)
-    if folds < 2 or folds > len(examples):
-        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
-    if repeats < 1:
-        raise ValueError(f"Need repeats >= 1, got {repeats}")
+    check_folds(len(examples), folds, repeats)
     fold_scores: List[Dict] = []
     chosen: List[Chosen] = []
     for r in range(repeats):

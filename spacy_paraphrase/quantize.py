@@ -39,10 +39,10 @@ from thinc.api import Config
 from wasabi import msg
 
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
-from .encoder.shim import quantized_layer_count, transformer_modules
+from .encoder.shim import pipeline_transformer_modules, quantized_layer_count
 from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
 
-SMOOTH_SETTING = "int8-smooth"
+SMOOTH_SETTING = QUANTIZE_METHODS["smooth-int8"]
 DEFAULT_CALIBRATION_PAIRS = 128
 
 META_KEY = "spacy_paraphrase"
@@ -162,11 +162,7 @@ def calibrate_pipeline(nlp, docs: list, alpha: float = DEFAULT_ALPHA, batch_size
     """Run ``nlp`` (fp32) on ``docs`` recording every pair transformer's
     activation calibration (``encoder/smoothing.py``), and set it on each
     module's Hugging Face config; returns the number of modules."""
-    modules = []
-    for _, pipe in nlp.pipeline:
-        if hasattr(getattr(pipe, "model", None), "walk"):
-            modules += transformer_modules(pipe.model)
-    modules = list({id(m): m for m in modules}.values())
+    modules = pipeline_transformer_modules(nlp)
     if not modules:
         raise QuantizeCommandError("The pipeline has no pair transformer with weights to calibrate.")
     with contextlib.ExitStack() as stack:

@@ -163,6 +163,16 @@ def transformer_modules(model: Model) -> List[torch.nn.Module]:
     return [shim._model for shim in pair_shims(model) if shim._model is not None]
 
 
+def pipeline_transformer_modules(nlp) -> List[torch.nn.Module]:
+    """The distinct torch modules (Hugging Face models) of every pair
+    transformer in a pipeline's components, in pipeline order."""
+    modules: List[torch.nn.Module] = []
+    for _, pipe in nlp.pipeline:
+        if hasattr(getattr(pipe, "model", None), "walk"):
+            modules += transformer_modules(pipe.model)
+    return list({id(m): m for m in modules}.values())
+
+
 def quantized_layer_count(model: Model) -> int:
     """Quantize the pair transformers in ``model`` that are set to (if not done
     yet) and count their quantized Linear layers."""

@@ -23,7 +23,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..cross_tuning import cross_tuned
+from ..cross_tuning import check_folds, cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
 
@@ -142,8 +142,7 @@ def cross_tuned_scores(
         return score_docs(test_on, trial, name)
 
     examples = list(examples)
-    if folds < 2 or folds > len(examples):  # (before the Docs are touched)
-        raise ValueError(f"Need 2 <= folds <= {len(examples)} (number of pairs), got {folds}")
+    check_folds(len(examples), folds, repeats)  # (before the Docs are touched)
     try:
         return cross_tuned(
             examples, lambda tune_on: tune(tune_on, readout, name, values, objectives), score,
