@@ -15,7 +15,7 @@ Config::
 """
 import random
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Union
 
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
@@ -50,6 +50,9 @@ def pair_examples(docs: List[Doc], vocab) -> Iterator[Example]:
         yield Example(copy_pair_doc(ref, vocab), ref)
 
 
+Augmenter = Callable[[Language, Example], Iterable[Example]]
+
+
 class PairCorpus:
     """Iterate over Examples of pair Docs from a DocBin file or directory."""
 
@@ -60,11 +63,13 @@ class PairCorpus:
         shuffle: bool = False,
         limit: int = 0,
         seed: Optional[int] = None,
+        augmenter: Optional[Augmenter] = None,
     ) -> None:
         self.path = path
         self.shuffle = shuffle
         self.limit = limit
         self.seed = seed
+        self.augmenter = augmenter
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         docs = read_pair_docs(self.path, nlp.vocab)
@@ -73,7 +78,11 @@ class PairCorpus:
             rng.shuffle(docs)
         if self.limit > 0:
             docs = docs[: self.limit]
-        yield from pair_examples(docs, nlp.vocab)
+        if self.augmenter is None:
+            yield from pair_examples(docs, nlp.vocab)
+            return
+        for example in pair_examples(docs, nlp.vocab):
+            yield from self.augmenter(nlp, example)
 
 
 @registry.readers("spacy_paraphrase.PairCorpus.v1")
@@ -82,6 +91,7 @@ def create_pair_corpus(
     shuffle: bool = False,
     limit: int = 0,
     seed: Optional[int] = None,
+    augmenter: Optional[Augmenter] = None,
 ) -> Callable[[Language], Iterator[Example]]:
     """Read pair Docs from ``path`` (a .spacy file or a directory of them).
 
@@ -89,7 +99,11 @@ def create_pair_corpus(
     limit: use at most this many Docs (0 = all).
     seed: seed for shuffling (None = spaCy's global random state, which
         ``[training] seed`` fixes).
+    augmenter: as in spaCy's ``Corpus``, a function ``(nlp, example)`` yielding
+        the examples to train on in its place (``[corpora.train.augmenter]``,
+        e.g. ``spacy_paraphrase.swap_turns_augmenter.v1``); applied after
+        ``limit``.
     """
     if path is None:
         raise ValueError("spacy_paraphrase.PairCorpus.v1 needs a path (set paths.train / paths.dev).")
-    return PairCorpus(path, shuffle=shuffle, limit=limit, seed=seed)
+    return PairCorpus(path, shuffle=shuffle, limit=limit, seed=seed, augmenter=augmenter)

@@ -33,6 +33,7 @@ def test_entry_points_in_fresh_interpreter():
         registry.scorers.get("spacy_paraphrase.paraphrase_spans_scorer.v1")
         registry.scorers.get("spacy_paraphrase.pair_classifier_scorer.v1")
         registry.readers.get("spacy_paraphrase.PairCorpus.v1")
+        registry.augmenters.get("spacy_paraphrase.swap_turns_augmenter.v1")
         print("OK")
         """
     )

@@ -1,0 +1,81 @@
+"""Data augmentation for pair corpora (spaCy's ``[corpora.train.augmenter]``).
+
+``spacy_paraphrase.swap_turns_augmenter.v1`` yields every training pair twice:
+as given and with its turns swapped (second turn first), keeping the pair's
+labels (``doc.cats``). It is for *symmetric* pair labels only: "A paraphrases B"
+(MultiPIT, ARPA) holds iff "B paraphrases A". A question and its answer (Circa)
+or a guest turn and the host's reply (ContextDeP's ``SOURCE`` / ``PARAPHRASE``
+highlights) are ordered: swapping them would teach the model wrong labels, so a
+reference with span annotations besides its turns is refused.
+
+Config::
+
+    [corpora.train]
+    @readers = "spacy_paraphrase.PairCorpus.v1"
+    path = ${paths.train}
+
+    [corpora.train.augmenter]
+    @augmenters = "spacy_paraphrase.swap_turns_augmenter.v1"
+
+With ``[training] max_epochs >= 0`` spaCy reads the corpus once and shuffles
+it every epoch, so an epoch is twice as many steps.
+"""
+from typing import Callable, Iterator
+
+from spacy.language import Language
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+from spacy.util import registry
+
+from .pair_doc import TURNS_KEY, copy_pair_doc, get_turns
+
+
+def swap_turns(doc: Doc) -> Doc:
+    """A new pair Doc whose first turn is ``doc``'s second turn and vice versa.
+
+    Tokens and their whitespace are kept (the turns are joined with one space),
+    each turn keeps its label (the speaker), and ``doc.cats`` and the turns'
+    attrs (the pair id, the raw record) are copied. Raises ValueError for a Doc
+    with other span groups, whose positions and roles would not survive.
+    """
+    first, second = get_turns(doc)
+    others = sorted(key for key, group in doc.spans.items() if key != TURNS_KEY and len(group))
+    if others:
+        raise ValueError(
+            f"Cannot swap the turns of a Doc with span annotations {others}: they mark "
+            "roles of the first and the second turn (SOURCE / PARAPHRASE), which a swap "
+            "would mislabel. The swap_turns augmenter is for symmetric pair labels "
+            "(doc.cats of a pair_classifier, e.g. MultiPIT or ARPA) only."
+        )
+    n2 = len(second)
+    words = [t.text for t in second] + [t.text for t in first]
+    spaces = [bool(t.whitespace_) for t in second] + [bool(t.whitespace_) for t in first]
+    spaces[n2 - 1] = True  # one space between the turns, none after the pair
+    spaces[-1] = False
+    swapped = Doc(doc.vocab, words=words, spaces=spaces)
+    swapped.spans[TURNS_KEY] = [
+        Span(swapped, 0, n2, label=second.label_),
+        Span(swapped, n2, len(swapped), label=first.label_),
+    ]
+    for key, value in doc.spans[TURNS_KEY].attrs.items():
+        swapped.spans[TURNS_KEY].attrs[key] = value
+    swapped.cats = dict(doc.cats)
+    return swapped
+
+
+def swap_turns_example(example: Example) -> Example:
+    """The Example with its reference's turns swapped (predicted side rebuilt
+    from it, as ``PairCorpus`` builds it)."""
+    reference = swap_turns(example.reference)
+    return Example(copy_pair_doc(reference, example.predicted.vocab), reference)
+
+
+@registry.augmenters("spacy_paraphrase.swap_turns_augmenter.v1")
+def create_swap_turns_augmenter() -> Callable[[Language, Example], Iterator[Example]]:
+    """Yield each example as given and with its turns swapped."""
+
+    def augment(nlp: Language, example: Example) -> Iterator[Example]:
+        yield example
+        yield swap_turns_example(example)
+
+    return augment
