@@ -37,6 +37,11 @@ def test_swap_turns_refuses_role_spans(nlp):
     doc.spans["paraphrase"] = [Span(doc, 1, 3, label="SOURCE")]
     with pytest.raises(ValueError, match=r"span annotations \['paraphrase'\].*symmetric"):
         swap_turns(doc)
+    # an empty group is refused too: its attrs hold per-token targets (ContextDeP)
+    doc.spans["paraphrase"] = []
+    doc.spans["paraphrase"].attrs["token_targets"] = [0.0] * len(doc)
+    with pytest.raises(ValueError, match="paraphrase"):
+        swap_turns(doc)
 
 
 def test_pair_corpus_with_swap_augmenter_from_registry(nlp, tmp_path):
