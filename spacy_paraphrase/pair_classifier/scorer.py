@@ -15,6 +15,11 @@ All keys are prefixed with the component's name (``{name}_...``):
     Precision, recall and F1 of the positive label: predicted positive iff
     ``doc.cats[positive_label] >= threshold``; gold positive iff the gold
     label is the positive label.
+``pos_auc`` (only with a ``positive_label``)
+    ROC AUC of ``doc.cats[positive_label]`` against the gold positive label:
+    how well the probabilities *rank* the pairs, whatever the threshold (the
+    chance that a random gold positive scores above a random gold negative).
+    ``None`` when the gold labels are all positive or all negative.
 
 Gold label: the argmax of the reference Doc's ``cats`` over the label set
 (ties go to the label that comes first in the label order), so soft targets
@@ -31,6 +36,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 
 import numpy
 from spacy.tokens import Doc
+from spacy.scorer import ROCAUCScore
 from spacy.training import Example
 from spacy.util import registry
 
@@ -134,6 +140,10 @@ def score_pair_classifier(
         binary = pair_classification_scores(gold_pos, pred_pos, name)
         for key in ("p", "r", "f"):
             scores[f"{name}_pos_{key}"] = binary[f"{name}_pair_{key}"]
+        auc = ROCAUCScore()
+        for p_pos, is_pos in zip(pred_vals[:, j], gold_pos):
+            auc.score_set(float(p_pos), is_pos)
+        scores[f"{name}_pos_auc"] = float(auc.score) if auc.is_binary() else None
     return scores
 
 

@@ -468,10 +468,15 @@ def test_scorer_hand_computed_binary_threshold(nlp):
     # NOT: gold {3,4}, pred {2,4}: p=r=f=.5
     assert s["pc_per_label"][NEG] == pytest.approx({"p": 0.5, "r": 0.5, "f": 0.5})
     assert s["pc_macro_f"] == pytest.approx((2 / 3 + 0.5) / 2)
+    # AUC: positives .9 .65 .4 vs negatives .7 .1 -> 4 of the 6 (pos, neg) pairs ranked right
+    assert s["pc_pos_auc"] == pytest.approx(4 / 6)
     s = score_pair_classifier(egs, threshold=0.8, **kwargs)
     # predicted positive: 0 only -> tp=1, fp=0, fn=2, tn=2
     assert s["pc_acc"] == pytest.approx(3 / 5)
     assert (s["pc_pos_p"], s["pc_pos_r"], s["pc_pos_f"]) == pytest.approx((1.0, 1 / 3, 0.5))
+    assert s["pc_pos_auc"] == pytest.approx(4 / 6)  # the ranking does not depend on the threshold
+    # one gold class only: no ranking to score
+    assert score_pair_classifier(egs[:3], threshold=0.5, **kwargs)["pc_pos_auc"] is None
     with pytest.raises(ValueError, match="positive_label"):
         score_pair_classifier(egs, name="pc", labels=[POS, NEG], positive_label="YES")
 
