@@ -3,10 +3,11 @@
 ``spacy_paraphrase.swap_turns_augmenter.v1`` yields every training pair twice:
 as given and with its turns swapped (second turn first), keeping the pair's
 labels (``doc.cats``). It is for *symmetric* pair labels only: "A paraphrases B"
-(MultiPIT, ARPA) holds iff "B paraphrases A". A question and its answer (Circa)
-or a guest turn and the host's reply (ContextDeP's ``SOURCE`` / ``PARAPHRASE``
-highlights) are ordered: swapping them would teach the model wrong labels, so a
-reference with span annotations besides its turns is refused.
+(MultiPIT, ARPA) holds iff "B paraphrases A". Choosing it is the user's call: a
+question and its answer (Circa) are ordered too, and swapping them would teach
+the model wrong labels, but nothing in such a Doc says so. What can be checked
+is refused: a reference with span annotations besides its turns (ContextDeP's
+``SOURCE`` / ``PARAPHRASE`` highlights mark the roles of the two turns).
 
 Config::
 
@@ -33,10 +34,12 @@ from .pair_doc import TURNS_KEY, copy_pair_doc, get_turns
 def swap_turns(doc: Doc) -> Doc:
     """A new pair Doc whose first turn is ``doc``'s second turn and vice versa.
 
-    Tokens and their whitespace are kept (the turns are joined with one space),
-    each turn keeps its label (the speaker), and ``doc.cats`` and the turns'
-    attrs (the pair id, the raw record) are copied. Raises ValueError for a Doc
-    with other span groups, whose positions and roles would not survive.
+    Tokens and their whitespace are kept, the turns joined as ``make_pair_doc``
+    joins them (one space, unless the new first turn ends in whitespace); each
+    turn keeps its label (the speaker), and ``doc.cats`` and the turns' attrs
+    (the pair id, the raw record) are copied. Raises ValueError for a Doc with
+    other span groups, whose positions and roles would not survive, or with
+    tokens outside its turns.
     """
     first, second = get_turns(doc)
     # an empty group still carries attrs (ContextDeP's token targets of a non-paraphrase)
@@ -48,11 +51,21 @@ def swap_turns(doc: Doc) -> Doc:
             "would mislabel. The swap_turns augmenter is for symmetric pair labels "
             "(doc.cats of a pair_classifier, e.g. MultiPIT or ARPA) only."
         )
+    if first.start != 0 or first.end != second.start or second.end != len(doc):
+        raise ValueError(
+            f"Cannot swap the turns of a Doc with tokens outside them (turns "
+            f"{first.start}:{first.end} and {second.start}:{second.end} of {len(doc)} tokens)."
+        )
     n2 = len(second)
     words = [t.text for t in second] + [t.text for t in first]
     spaces = [bool(t.whitespace_) for t in second] + [bool(t.whitespace_) for t in first]
-    spaces[n2 - 1] = True  # one space between the turns, none after the pair
-    spaces[-1] = False
+    # The separator make_pair_doc adds after the first turn (Doc.from_docs with
+    # ensure_whitespace: one space after a last token that is not whitespace)
+    # moves with the turns; a whitespace token's own trailing space is kept.
+    for end, is_first in ((n2 - 1, True), (len(words) - 1, False)):
+        token = second[-1] if is_first else first[-1]
+        if not token.is_space:
+            spaces[end] = is_first
     swapped = Doc(doc.vocab, words=words, spaces=spaces)
     swapped.spans[TURNS_KEY] = [
         Span(swapped, 0, n2, label=second.label_),

@@ -32,6 +32,28 @@ def test_swap_turns_keeps_words_labels_cats_and_attrs(nlp):
     assert [s.label_ for s in get_turns(again)] == ["GUEST", "HOST"]
 
 
+@pytest.mark.parametrize(
+    "first,second",
+    [("a b", "c d"), ("a", "b  "), (["a", ""], "c d"), (["x", "", "y"], ["", "z"])],
+)
+def test_swap_turns_is_make_pair_doc_the_other_way_round(nlp, first, second):
+    """Whitespace at the turns' edges (empty words, trailing spaces) is joined
+    as make_pair_doc joins it, and two swaps give the pair back."""
+    doc = make_pair_doc(nlp, first, second)
+    swapped = swap_turns(doc)
+    expected = make_pair_doc(nlp, second, first)
+    assert [(t.text, t.whitespace_) for t in swapped] == [(t.text, t.whitespace_) for t in expected]
+    assert [(s.start, s.end) for s in get_turns(swapped)] == [(s.start, s.end) for s in get_turns(expected)]
+    assert [(t.text, t.whitespace_) for t in swap_turns(swapped)] == [(t.text, t.whitespace_) for t in doc]
+
+
+def test_swap_turns_refuses_tokens_outside_the_turns(nlp):
+    doc = make_pair_doc(nlp, "a b", "c d")
+    doc.spans["turns"] = [Span(doc, 1, 2, label="FIRST"), Span(doc, 2, 4, label="SECOND")]
+    with pytest.raises(ValueError, match="outside"):
+        swap_turns(doc)
+
+
 def test_swap_turns_refuses_role_spans(nlp):
     doc = make_pair_doc(nlp, "I lost my job", "You are unemployed")
     doc.spans["paraphrase"] = [Span(doc, 1, 3, label="SOURCE")]
@@ -65,3 +87,5 @@ def test_pair_corpus_with_swap_augmenter_from_registry(nlp, tmp_path):
         ]
         assert eg.predicted.cats == {}
     assert len(list(PairCorpus(path)(nlp))) == 2
+    # limit applies to the corpus' pairs, before augmentation
+    assert [eg.reference.text for eg in reader(path, limit=1, augmenter=augmenter)(nlp)] == ["a b c d e", "c d e a b"]

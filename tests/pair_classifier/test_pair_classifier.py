@@ -474,7 +474,10 @@ def test_scorer_hand_computed_binary_threshold(nlp):
     # predicted positive: 0 only -> tp=1, fp=0, fn=2, tn=2
     assert s["pc_acc"] == pytest.approx(3 / 5)
     assert (s["pc_pos_p"], s["pc_pos_r"], s["pc_pos_f"]) == pytest.approx((1.0, 1 / 3, 0.5))
-    assert s["pc_pos_auc"] == pytest.approx(4 / 6)  # the ranking does not depend on the threshold
+    # a tie between a positive and a negative counts one half: .5 vs (.5, .1) -> (0.5 + 1) / 2
+    tied = scored_examples(nlp, [{POS: 1, NEG: 0}] + [{POS: 0, NEG: 1}] * 2,
+                           [{POS: p, NEG: 1 - p} for p in (0.5, 0.5, 0.1)])
+    assert score_pair_classifier(tied, **kwargs)["pc_pos_auc"] == pytest.approx(0.75)
     # one gold class only: no ranking to score
     assert score_pair_classifier(egs[:3], threshold=0.5, **kwargs)["pc_pos_auc"] is None
     with pytest.raises(ValueError, match="positive_label"):
