@@ -21,13 +21,14 @@ Config::
 With ``[training] max_epochs >= 0`` spaCy reads the corpus once and shuffles
 it every epoch, so an epoch is twice as many steps.
 """
-from typing import Callable, Iterator
+from typing import Iterator
 
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.training import Example
 from spacy.util import registry
 
+from .corpus import Augmenter
 from .pair_doc import TURNS_KEY, copy_pair_doc, get_turns
 
 
@@ -62,10 +63,10 @@ def swap_turns(doc: Doc) -> Doc:
     # The separator make_pair_doc adds after the first turn (Doc.from_docs with
     # ensure_whitespace: one space after a last token that is not whitespace)
     # moves with the turns; a whitespace token's own trailing space is kept.
-    for end, is_first in ((n2 - 1, True), (len(words) - 1, False)):
-        token = second[-1] if is_first else first[-1]
-        if not token.is_space:
-            spaces[end] = is_first
+    if not second[-1].is_space:
+        spaces[n2 - 1] = True
+    if not first[-1].is_space:
+        spaces[-1] = False
     swapped = Doc(doc.vocab, words=words, spaces=spaces)
     swapped.spans[TURNS_KEY] = [
         Span(swapped, 0, n2, label=second.label_),
@@ -85,7 +86,7 @@ def swap_turns_example(example: Example) -> Example:
 
 
 @registry.augmenters("spacy_paraphrase.swap_turns_augmenter.v1")
-def create_swap_turns_augmenter() -> Callable[[Language, Example], Iterator[Example]]:
+def create_swap_turns_augmenter() -> Augmenter:
     """Yield each example as given and with its turns swapped."""
 
     def augment(nlp: Language, example: Example) -> Iterator[Example]:

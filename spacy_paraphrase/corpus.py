@@ -78,11 +78,11 @@ class PairCorpus:
             rng.shuffle(docs)
         if self.limit > 0:
             docs = docs[: self.limit]
-        if self.augmenter is None:
-            yield from pair_examples(docs, nlp.vocab)
-            return
         for example in pair_examples(docs, nlp.vocab):
-            yield from self.augmenter(nlp, example)
+            if self.augmenter is None:
+                yield example
+            else:
+                yield from self.augmenter(nlp, example)
 
 
 @registry.readers("spacy_paraphrase.PairCorpus.v1")
