@@ -141,7 +141,9 @@ def threshold_sweep(
     pipe = nlp.get_pipe(pipe_name)
     if key not in pipe.cfg:
         raise ValueError(f"Component {pipe_name!r} has no cfg[{key!r}]; it has {list(pipe.cfg)}")
-    return thresholds.sweep(_processed(nlp, examples, batch_size), dict(pipe.cfg), pipe_name, key, values)
+    return thresholds.sweep(
+        _processed(nlp, examples, batch_size), dict(pipe.cfg), pipe_name, key, values, pipe.scorer
+    )
 
 
 def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float) -> None:
@@ -219,7 +221,7 @@ def find_threshold_cli(
         label, objective = _classifier_objective(pipe_name, scores_key)
         examples = _processed(nlp, _examples(nlp, data), batch_size)
         try:
-            results = pair_thresholds.sweep(examples, dict(pipe.cfg), pipe_name, values)
+            results = pair_thresholds.sweep(examples, dict(pipe.cfg), pipe_name, values, pipe.scorer)
             objective(results[0])
         except ValueError as err:
             msg.fail(str(err), exits=1)
@@ -283,9 +285,10 @@ def cross_tune_cli(
         label, objective = _classifier_objective(pipe_name, pair_scores_key)
         examples = _processed(nlp, _examples(nlp, data), batch_size)
         try:
-            objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name))
+            objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name, pipe.scorer))
             result = pair_thresholds.cross_tuned_scores(
-                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objective=objective
+                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objective=objective,
+                scorer=pipe.scorer,
             )
         except ValueError as err:
             msg.fail(str(err), exits=1)
@@ -300,7 +303,8 @@ def cross_tune_cli(
                 objectives[key] = thresholds.score_key_objective(scores_key)
         try:
             result = thresholds.cross_tuned_scores(
-                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives
+                examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives,
+                scorer=pipe.scorer,
             )
         except ValueError as err:
             msg.fail(str(err), exits=1)
@@ -339,14 +343,17 @@ def check_strings_cli(
     from .spans.strings import check_strings
 
     nlp = _load(model, gpu_id)
-    readout = nlp.get_pipe(pipe_name).readout
+    pipe = nlp.get_pipe(pipe_name)
+    readout = pipe.readout
     words, strings, checks = check_strings(nlp, _examples(nlp, data), readout, batch_size=batch_size)
     result: Dict[str, object] = {"checks": checks}
     shown = ["pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "token_f"]
     rows = []
     for name, examples in (("words", words), ("strings", strings)):
-        as_is = thresholds.score_docs(examples, readout, pipe_name)
-        crossed = thresholds.cross_tuned_scores(examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed)
+        as_is = thresholds.score_docs(examples, readout, pipe_name, pipe.scorer)
+        crossed = thresholds.cross_tuned_scores(
+            examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed, scorer=pipe.scorer
+        )
         result[name] = {"scores": as_is, "cross_tuned": crossed["scores"], "cross_tuned_spread": crossed["spread"]}
         rows.append([name, "as trained"] + [f"{as_is[f'{pipe_name}_{k}']:.4f}" for k in shown])
         rows.append([name, "cross-tuned"] + [f"{crossed['scores'][f'{pipe_name}_{k}']:.4f}" for k in shown])

@@ -17,6 +17,8 @@ from typing import Callable, Dict, List, Sequence, TypeVar
 from spacy.training import Example
 
 Chosen = TypeVar("Chosen")
+# A component's scorer: scorer(examples, name=..., **settings) -> scores.
+Scorer = Callable[..., Dict]
 
 
 def check_folds(n_examples: int, folds: int, repeats: int = 1) -> None:

@@ -142,3 +142,12 @@ def test_threshold_sweep_moves_pair_decisions(trained_pipeline):
     assert results[0]["paraphrase_spans_pair_r"] == 1.0
     assert results[1]["paraphrase_spans_pair_r"] == 0.0
     assert nlp.get_pipe("paraphrase_spans").cfg["threshold"] == 0.5  # restored
+    # the sweep scores with the component's scorer (a custom one's keys come through)
+    pipe = nlp.get_pipe("paraphrase_spans")
+    builtin = pipe.scorer
+    try:
+        pipe.scorer = lambda egs, **kw: dict(builtin(egs, **kw), seen_threshold=kw["threshold"])
+        results = threshold_sweep(nlp, examples, "paraphrase_spans", "threshold", [0.0, 1.01])
+    finally:
+        pipe.scorer = builtin
+    assert [r["seen_threshold"] for r in results] == [0.0, 1.01]

@@ -11,13 +11,20 @@ Tuned on the component's macro-F1 by default (``{name}_macro_f``), never on
 the positive label's F1 alone, which rewards calling every pair a paraphrase.
 ``cross_tuned_scores`` estimates what a tuned threshold scores on unseen pairs
 (the k-fold loop of ``cross_tuning``).
+
+Every function scores with ``scorer``, called as the component calls its own
+(``scorer(examples, name=name, **cfg)``); the CLI passes the component's
+configured scorer (``pipe.scorer``), so a custom ``[components.X.scorer]`` and
+the keys it adds are what a threshold is tuned and reported on. ``None`` (the
+default, and a component whose scorer is null) means the built-in
+``score_pair_classifier``.
 """
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy
 from spacy.training import Example
 
-from ..cross_tuning import cross_tuned
+from ..cross_tuning import Scorer, cross_tuned
 from .scorer import score_pair_classifier
 
 KEY = "threshold"
@@ -45,17 +52,25 @@ def check_tunable(cfg: Mapping[str, object], name: str = "pair_classifier") -> N
         )
 
 
-def score_docs(examples: Sequence[Example], cfg: Mapping[str, object], name: str) -> Dict:
-    """The component's scores of processed Docs with the settings in ``cfg``."""
-    return score_pair_classifier(examples, name=name, **{k: cfg[k] for k in SETTINGS if k in cfg})
+def score_docs(
+    examples: Sequence[Example], cfg: Mapping[str, object], name: str, scorer: Optional[Scorer] = None
+) -> Dict:
+    """The scores of processed Docs with the settings in ``cfg``."""
+    return (scorer or score_pair_classifier)(examples, name=name, **{k: cfg[k] for k in SETTINGS if k in cfg})
 
 
 def sweep(
-    examples: Sequence[Example], cfg: Mapping[str, object], name: str, values: Sequence[float]
+    examples: Sequence[Example],
+    cfg: Mapping[str, object],
+    name: str,
+    values: Sequence[float],
+    scorer: Optional[Scorer] = None,
 ) -> List[Dict]:
     """Score ``examples`` (predicted side processed) with each threshold value."""
     check_tunable(cfg, name)
-    return [{"value": float(v), **score_docs(examples, dict(cfg, threshold=float(v)), name)} for v in values]
+    return [
+        {"value": float(v), **score_docs(examples, dict(cfg, threshold=float(v)), name, scorer)} for v in values
+    ]
 
 
 def tune(
@@ -64,10 +79,11 @@ def tune(
     name: str,
     values: Sequence[float] = DEFAULT_VALUES,
     objective: Optional[Callable[[Dict], float]] = None,
+    scorer: Optional[Scorer] = None,
 ) -> Dict[str, float]:
     """``{"threshold": best value}``; the first best value wins ties."""
     objective = objective or default_objective(name)[1]
-    results = sweep(examples, cfg, name, values)
+    results = sweep(examples, cfg, name, values, scorer)
     return {KEY: max(results, key=objective)["value"]}
 
 
@@ -81,13 +97,14 @@ def cross_tuned_scores(
     seed: int = 0,
     values: Sequence[float] = DEFAULT_VALUES,
     objective: Optional[Callable[[Dict], float]] = None,
+    scorer: Optional[Scorer] = None,
 ) -> Dict:
     """Estimate the scores of a tuned threshold on unseen pairs: tuned on k-1
     folds, the held-out fold scored with it (``cross_tuning.cross_tuned``)."""
     check_tunable(cfg, name)
     return cross_tuned(
         examples,
-        lambda tune_on: tune(tune_on, cfg, name, values, objective),
-        lambda test_on, best: score_docs(test_on, dict(cfg, **best), name),
+        lambda tune_on: tune(tune_on, cfg, name, values, objective, scorer),
+        lambda test_on, best: score_docs(test_on, dict(cfg, **best), name, scorer),
         folds=folds, repeats=repeats, seed=seed,
     )

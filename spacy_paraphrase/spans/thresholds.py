@@ -16,6 +16,13 @@ come as a ``Readout`` (or a component's ``cfg``, read with
 k-fold loop of ``cross_tuning``): both thresholds are tuned on k-1 folds and
 the held-out fold is scored with them. Scores after tuning on the same Docs
 are optimistic.
+
+Every function scores with ``scorer``, called as the component calls its own
+(``scorer(examples, name=name, **readout.to_cfg())``); the CLI passes the
+component's configured scorer (``pipe.scorer``), so a custom
+``[components.X.scorer]`` and the keys it adds are what the thresholds are
+tuned and reported on. ``None`` (the default, and a component whose scorer is
+null) means the built-in ``score_paraphrase_spans``.
 """
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -23,7 +30,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..cross_tuning import check_folds, cross_tuned
+from ..cross_tuning import Scorer, check_folds, cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
 
@@ -71,12 +78,20 @@ def annotate(docs: Sequence[Doc], readout: ReadoutLike) -> None:
         readout.reannotate(doc)
 
 
-def score_docs(examples: Sequence[Example], readout: ReadoutLike, name: str) -> Dict:
-    return score_paraphrase_spans(examples, name=name, **as_readout(readout).to_cfg())
+def score_docs(
+    examples: Sequence[Example], readout: ReadoutLike, name: str, scorer: Optional[Scorer] = None
+) -> Dict:
+    """The scores of processed Docs, annotated with ``readout``."""
+    return (scorer or score_paraphrase_spans)(examples, name=name, **as_readout(readout).to_cfg())
 
 
 def sweep(
-    examples: Sequence[Example], readout: ReadoutLike, name: str, key: str, values: Sequence[float]
+    examples: Sequence[Example],
+    readout: ReadoutLike,
+    name: str,
+    key: str,
+    values: Sequence[float],
+    scorer: Optional[Scorer] = None,
 ) -> List[Dict]:
     """Score ``examples`` (predicted side processed) with each value of the
     setting ``key`` (``readout.replace(key=value)``). Leaves the Docs annotated
@@ -90,7 +105,7 @@ def sweep(
         for value in values:
             trial = readout.replace(**{key: float(value)})
             annotate(docs, trial)
-            results.append({"value": float(value), **score_docs(examples, trial, name)})
+            results.append({"value": float(value), **score_docs(examples, trial, name, scorer)})
     finally:
         annotate(docs, readout)
     return results
@@ -102,6 +117,7 @@ def tune(
     name: str,
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
+    scorer: Optional[Scorer] = None,
 ) -> Dict[str, float]:
     """Tune ``threshold`` first, then ``highlight_threshold`` with it (highlights
     exist only on pairs called paraphrases). Returns the two values; the first
@@ -110,7 +126,7 @@ def tune(
     chosen = as_readout(readout)
     for key in KEYS:
         objective = objectives.get(key) or default_objective(name, key)[1]
-        results = sweep(examples, chosen, name, key, values)
+        results = sweep(examples, chosen, name, key, values, scorer)
         chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
     return {key: getattr(chosen, key) for key in KEYS}
 
@@ -125,6 +141,7 @@ def cross_tuned_scores(
     seed: int = 0,
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
+    scorer: Optional[Scorer] = None,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
     cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
@@ -139,13 +156,13 @@ def cross_tuned_scores(
     def score(test_on: List[Example], best: Dict[str, float]) -> Dict:
         trial = readout.replace(**best)
         annotate([eg.predicted for eg in test_on], trial)
-        return score_docs(test_on, trial, name)
+        return score_docs(test_on, trial, name, scorer)
 
     examples = list(examples)
     check_folds(len(examples), folds, repeats)  # (before the Docs are touched)
     try:
         return cross_tuned(
-            examples, lambda tune_on: tune(tune_on, readout, name, values, objectives), score,
+            examples, lambda tune_on: tune(tune_on, readout, name, values, objectives, scorer), score,
             folds=folds, repeats=repeats, seed=seed,
         )
     finally:

@@ -13,7 +13,7 @@ import spacy_paraphrase.pair_classifier  # noqa: F401
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.pair_classifier.thresholds import (
-    check_tunable, cross_tuned_scores, score_docs, sweep, tune,
+    DEFAULT_VALUES, check_tunable, cross_tuned_scores, score_docs, sweep, tune,
 )
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
@@ -195,3 +195,57 @@ def test_the_default_component_prefers_paraphrase_spans(tiny_bert, tmp_path):
     result = runner.invoke(app, args + ["--pipe", NAME])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "sweep.json").read_text())["objective"] == f"{NAME}_macro_f"
+
+
+@spacy.registry.scorers("test.pair_scorer_preferring_low_thresholds.v1")
+def _make_low_threshold_scorer():
+    """The built-in scores plus ``{name}_low``, which only the lowest threshold maximizes."""
+    from spacy_paraphrase.pair_classifier.scorer import score_pair_classifier
+
+    def score(examples, **kwargs):
+        scores = score_pair_classifier(examples, **kwargs)
+        scores[f"{kwargs['name']}_low"] = -float(kwargs["threshold"])
+        return scores
+
+    return score
+
+
+def test_tuning_uses_the_given_scorer():
+    from spacy_paraphrase.pair_classifier.thresholds import default_objective
+    from spacy_paraphrase.spans.thresholds import score_key_objective
+
+    examples, scorer = _examples(), _make_low_threshold_scorer()
+    low = score_key_objective(f"{NAME}_low")
+    assert [r[f"{NAME}_low"] for r in sweep(examples, CFG, NAME, [0.3, 0.7], scorer)] == [-0.3, -0.7]
+    assert tune(examples, CFG, NAME, objective=low, scorer=scorer) == {"threshold": DEFAULT_VALUES[0]}
+    assert tune(examples, CFG, NAME, objective=default_objective(NAME)[1], scorer=scorer) == tune(examples, CFG, NAME)
+    crossed = cross_tuned_scores(examples, CFG, NAME, folds=2, repeats=1, objective=low, scorer=scorer)
+    assert crossed["scores"][f"{NAME}_low"] == -DEFAULT_VALUES[0]
+    with pytest.raises(ValueError, match="Unknown score"):  # the built-in scorer has no such key
+        tune(examples, CFG, NAME, objective=low)
+
+
+def test_the_commands_tune_on_the_configured_scorer(classifier_dir, tmp_path):
+    """find-threshold and cross-tune score with [components.pair_classifier.scorer], not the built-in."""
+    import shutil
+
+    model, data = tmp_path / "model", classifier_dir / "dev.spacy"
+    shutil.copytree(classifier_dir / "model", model)
+    config = (model / "config.cfg").read_text()
+    assert config.count('"spacy_paraphrase.pair_classifier_scorer.v1"') == 1
+    config = config.replace('"spacy_paraphrase.pair_classifier_scorer.v1"',
+                            '"test.pair_scorer_preferring_low_thresholds.v1"')
+    (model / "config.cfg").write_text(config)
+    out = tmp_path / "out.json"
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3",
+                                 "--scores-key", f"{NAME}_low", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    assert payload["best"] == pytest.approx(0.05)
+    assert [r[f"{NAME}_low"] for r in payload["sweep"]] == pytest.approx([-0.05, -0.5, -0.95])
+    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "-r", "1",
+                                 "--pair-scores-key", f"{NAME}_low", "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(out.read_text())
+    assert [c["threshold"] for c in payload["chosen"]] == [DEFAULT_VALUES[0]] * 2
+    assert payload["scores"][f"{NAME}_low"] == pytest.approx(-DEFAULT_VALUES[0])

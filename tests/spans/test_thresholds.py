@@ -182,3 +182,27 @@ def test_a_readout_and_its_cfg_tune_the_same():
     assert state() != before
     with pytest.raises(ValueError, match="highlight_scale"):
         sweep(examples, dict(cfg, highlight_scale="max"), NAME, "threshold", [0.5])
+
+
+def test_tuning_uses_the_given_scorer():
+    """A scorer adding ``{name}_low`` (maximized by the lowest value) steers the
+    tuning when chosen as the objective; the built-in scorer has no such key."""
+    from spacy_paraphrase.spans.scorer import score_paraphrase_spans
+    from spacy_paraphrase.spans.thresholds import score_key_objective
+
+    def scorer(examples, **kwargs):
+        scores = score_paraphrase_spans(examples, **kwargs)
+        scores[f"{NAME}_low"] = -float(kwargs["threshold"]) - float(kwargs["highlight_threshold"])
+        return scores
+
+    examples = _examples()
+    low = score_key_objective(f"{NAME}_low")
+    results = sweep(examples, CFG, NAME, "highlight_threshold", [0.3, 0.7], scorer)
+    assert [r[f"{NAME}_low"] for r in results] == pytest.approx([-0.8, -1.2])
+    objectives = {"threshold": low, "highlight_threshold": low}
+    lowest = {"threshold": DEFAULT_VALUES[0], "highlight_threshold": DEFAULT_VALUES[0]}
+    assert tune(examples, CFG, NAME, objectives=objectives, scorer=scorer) == lowest
+    crossed = cross_tuned_scores(examples, CFG, NAME, folds=2, repeats=1, objectives=objectives, scorer=scorer)
+    assert crossed["chosen"] == [lowest, lowest]
+    with pytest.raises(ValueError, match="Unknown score"):
+        tune(examples, CFG, NAME, objectives=objectives)
