@@ -124,12 +124,16 @@ def quantize_per_token(
     multiplied by it (``x / s`` of ``smoothing.py``)."""
     rows = x.reshape(-1, x.shape[-1]).float()
     if inverse_smooth is not None:
-        rows = rows * inverse_smooth
+        rows = rows * inverse_smooth  # a new tensor: scaled in place below
     # amax and amin apart: torch's CPU aminmax over a dimension is ~8x slower
     # than the two (torch 2.13, one thread), and it was 17% of an mpnet forward.
     low, high = rows.amin(dim=1, keepdim=True), rows.amax(dim=1, keepdim=True)
     scale = torch.maximum(-low, high).clamp_(min=1e-8).div_(127.0)
-    return torch.mul(rows, scale.reciprocal()).round_().to(torch.int8), scale
+    if inverse_smooth is not None:
+        scaled = rows.mul_(scale.reciprocal())
+    else:  # rows may be x itself (a view of the caller's input): not in place
+        scaled = torch.mul(rows, scale.reciprocal())
+    return scaled.round_().to(torch.int8), scale
 
 
 class PerTokenInt8Linear(torch.nn.Module):

@@ -243,3 +243,22 @@ def test_settings_are_checked():
         check_quantize("fp16")
     with pytest.raises(ValueError, match="No pair transformer"):
         set_quantize(Linear(2, 2), "int8")
+
+
+def test_quantize_per_token_rows_and_the_input_left_alone():
+    """One symmetric scale per row (its largest magnitude -> 127), the smoothing
+    divisor applied first; the caller's tensor is never written to."""
+    from spacy_paraphrase.encoder.quantize import quantize_per_token
+
+    x = torch.tensor([[[1.0, -2.0, 0.5], [0.0, 0.0, 0.0]], [[-4.0, 1.0, 3.0], [0.25, 0.5, -1.0]]])
+    inverse_smooth = torch.tensor([1.0, 0.5, 2.0])
+    for smooth in (None, inverse_smooth):
+        before = x.clone()
+        int8, scale = quantize_per_token(x, smooth)
+        assert torch.equal(x, before)
+        rows = x.reshape(-1, 3) * (1.0 if smooth is None else smooth)
+        expected_scale = rows.abs().amax(dim=1, keepdim=True).clamp(min=1e-8) / 127.0
+        assert int8.dtype == torch.int8 and int8.shape == (4, 3)
+        assert torch.allclose(scale, expected_scale)
+        assert torch.equal(int8, torch.round(rows / expected_scale).to(torch.int8))
+        assert int8.abs().amax(dim=1).tolist() == [127, 0, 127, 127]
