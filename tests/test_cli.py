@@ -97,6 +97,8 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
     bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
     assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
+    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--n-quantiles", "0"])
+    assert bad.exit_code == 1 and "--n-quantiles is for a pair_classifier" in bad.output
     # --highlight-scale is used for the sweep and saved with the threshold
     tuned = tmp_path / "tuned"
     result = runner.invoke(
@@ -129,6 +131,8 @@ def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline)
     assert len(payload["chosen"]) == 2
     bad = runner.invoke(app, args + ["--pair-scores-key", "paraphrase_spans_nope"])
     assert bad.exit_code == 1 and "Unknown score" in bad.output
+    bad = runner.invoke(app, args + ["--n-quantiles", "3"])
+    assert bad.exit_code == 1 and "--n-quantiles is for a pair_classifier" in bad.output
     assert payload["highlight_scale"] == "absolute"
     result = runner.invoke(app, args + ["--highlight-scale", "turn_max"])
     assert result.exit_code == 0, result.output

@@ -13,7 +13,7 @@ import spacy_paraphrase.pair_classifier  # noqa: F401
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.pair_classifier.thresholds import (
-    DEFAULT_VALUES, check_tunable, cross_tuned_scores, score_docs, sweep, tune,
+    DEFAULT_VALUES, candidate_values, check_tunable, cross_tuned_scores, score_docs, sweep, tune,
 )
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
@@ -131,12 +131,20 @@ def classifier_dir(tiny_bert, tmp_path_factory):
 def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
     model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
     sweep_json, tuned = tmp_path / "sweep.json", tmp_path / "tuned"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3",
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
                                  "--output", str(sweep_json), "--save-to", str(tuned)])
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep_json.read_text())
     assert payload["objective"] == f"{NAME}_macro_f"
     assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])
+    # by default the grid is joined by quantiles of the pairs' p(positive)
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "1",
+                                 "--output", str(sweep_json)])
+    assert result.exit_code == 0, result.output
+    probs = [doc.cats[POS] for doc in spacy.load(model).pipe(
+        DocBin().from_disk(data).get_docs(spacy.blank("en").vocab))]
+    expected = sorted({0.05, 0.5, 0.95, round(float(numpy.median(probs)), 6)})
+    assert [r["value"] for r in json.loads(sweep_json.read_text())["sweep"]] == pytest.approx(expected)
     best = max(payload["sweep"], key=lambda r: r[f"{NAME}_macro_f"])
     assert payload["best"] == best["value"]
     loaded = spacy.load(tuned)
@@ -149,6 +157,7 @@ def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
         (["--scores-key", "nope"], "Unknown score 'nope'"),
         (["--pipe", "sentencizer"], "is neither a paraphrase_spans"),
         (["--pipe", "nope"], "No component 'nope'"),
+        (["--n-quantiles", "-1"], "n_quantiles must be >= 0"),
     ):
         bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1"] + bad_args)
         assert bad.exit_code == 1 and message in bad.output, bad.output
@@ -237,15 +246,61 @@ def test_the_commands_tune_on_the_configured_scorer(classifier_dir, tmp_path):
                             '"test.pair_scorer_preferring_low_thresholds.v1"')
     (model / "config.cfg").write_text(config)
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3",
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
                                  "--scores-key", f"{NAME}_low", "--output", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
     assert payload["best"] == pytest.approx(0.05)
     assert [r[f"{NAME}_low"] for r in payload["sweep"]] == pytest.approx([-0.05, -0.5, -0.95])
-    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "-r", "1",
+    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--n-quantiles", "0",
                                  "--pair-scores-key", f"{NAME}_low", "--output", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
     assert [c["threshold"] for c in payload["chosen"]] == [DEFAULT_VALUES[0]] * 2
     assert payload["scores"][f"{NAME}_low"] == pytest.approx(-DEFAULT_VALUES[0])
+
+
+def _saturated(n=40, seed=0):
+    """A classifier after long training: gold paraphrases at p 0.99-0.999,
+    the others spread over 0.001-0.995 with half of them at 0.96-0.985, above
+    every value of the fixed grid."""
+    rng = numpy.random.default_rng(seed)
+    nlp = spacy.blank("en")
+    out = []
+    for i in range(n):
+        gold = i % 2 == 0
+        ref, pred = make_pair_doc(nlp, "a b", "c"), make_pair_doc(nlp, "a b", "c")
+        ref.cats = {POS: float(gold), NEG: float(not gold)}
+        if gold:
+            p = 0.99 + 0.009 * rng.random()
+        elif i % 4 == 1:
+            p = 0.96 + 0.025 * rng.random()
+        else:
+            p = 0.001 + 0.5 * rng.random()
+        pred.cats = {POS: p, NEG: 1.0 - p}
+        out.append(Example(pred, ref))
+    return out
+
+
+def test_candidates_follow_the_probabilities():
+    examples = _saturated()
+    probs = numpy.array([eg.predicted.cats[POS] for eg in examples])
+    values = candidate_values(examples, CFG, (0.5,), 3)
+    assert values == tuple(sorted({0.5, *(round(float(q), 6) for q in numpy.quantile(probs, [0.25, 0.5, 0.75]))}))
+    assert candidate_values(examples, CFG, (0.5, 0.2), 0) == (0.2, 0.5)
+    # non-exclusive labels: every label's probability is decided
+    cfg = dict(CFG, exclusive_classes=False, positive_label=None)
+    both = numpy.array([eg.predicted.cats[label] for eg in examples for label in (POS, NEG)])
+    assert candidate_values(examples, cfg, (), 1) == (round(float(numpy.median(both)), 6),)
+    with pytest.raises(ValueError, match="n_quantiles"):
+        candidate_values(examples, CFG, (0.5,), -1)
+    # the fixed grid tops out at 0.95 and cannot separate the classes; the quantiles can
+    para = [eg.predicted.cats[POS] for eg in examples if eg.reference.cats[POS]]
+    other = [eg.predicted.cats[POS] for eg in examples if not eg.reference.cats[POS]]
+    grid_only = tune(examples, CFG, NAME, n_quantiles=0)["threshold"]
+    assert grid_only <= 0.95 < max(other)
+    best = tune(examples, CFG, NAME)["threshold"]
+    assert max(other) < best <= min(para)
+    held_out = cross_tuned_scores(examples, CFG, NAME, folds=4, repeats=2)["scores"][f"{NAME}_macro_f"]
+    grid_held_out = cross_tuned_scores(examples, CFG, NAME, folds=4, repeats=2, n_quantiles=0)["scores"]
+    assert held_out > grid_held_out[f"{NAME}_macro_f"] + 0.1
