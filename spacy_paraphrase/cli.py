@@ -156,7 +156,8 @@ def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float)
 
 
 QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
-                  "decided probabilities on the tuning pairs (0: the grid alone)")
+                  f"decided probabilities on the tuning pairs (default {pair_thresholds.N_QUANTILES}; "
+                  "0: the grid alone)")
 PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
              "(default: 'paraphrase_spans', else the pipeline's first of either)")
 
@@ -184,8 +185,8 @@ def _tuned_pipe(nlp, pipe_name: str):
     return name, pipe
 
 
-def _check_no_quantiles(n_quantiles: int) -> None:
-    if n_quantiles != pair_thresholds.N_QUANTILES:
+def _check_no_quantiles(n_quantiles: Optional[int]) -> None:
+    if n_quantiles is not None:
         msg.fail("--n-quantiles is for a pair_classifier; a paraphrase_spans tries the fixed grid", exits=1)
 
 
@@ -209,8 +210,8 @@ def find_threshold_cli(
     start: float = typer.Option(0.05, "--start"),
     end: float = typer.Option(0.95, "--end"),
     n_trials: int = typer.Option(19, "--n-trials", "-n"),
-    n_quantiles: int = typer.Option(
-        pair_thresholds.N_QUANTILES, "--n-quantiles", help=QUANTILES_HELP + " (added to the --start/--end grid)"),
+    n_quantiles: Optional[int] = typer.Option(
+        None, "--n-quantiles", help=QUANTILES_HELP + " (added to the --start/--end grid)"),
     highlight_scale: str = typer.Option("", "--highlight-scale", help=SCALE_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
     save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
@@ -230,6 +231,7 @@ def find_threshold_cli(
         label, objective = _classifier_objective(pipe_name, scores_key)
         examples = _processed(nlp, _examples(nlp, data), batch_size)
         try:
+            n_quantiles = pair_thresholds.N_QUANTILES if n_quantiles is None else n_quantiles
             values = list(pair_thresholds.candidate_values(examples, dict(pipe.cfg), values, n_quantiles))
             results = pair_thresholds.sweep(examples, dict(pipe.cfg), pipe_name, values, pipe.scorer)
             objective(results[0])
@@ -281,7 +283,7 @@ def cross_tune_cli(
         help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
     highlight_scale: str = typer.Option(
         "", "--highlight-scale", help="Highlight rule to estimate: absolute | turn_max (default: the pipeline's own)"),
-    n_quantiles: int = typer.Option(pair_thresholds.N_QUANTILES, "--n-quantiles", help=QUANTILES_HELP),
+    n_quantiles: Optional[int] = typer.Option(None, "--n-quantiles", help=QUANTILES_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
     batch_size: int = typer.Option(8, "--batch-size", "-b"),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
@@ -297,6 +299,7 @@ def cross_tune_cli(
         label, objective = _classifier_objective(pipe_name, pair_scores_key)
         examples = _processed(nlp, _examples(nlp, data), batch_size)
         try:
+            n_quantiles = pair_thresholds.N_QUANTILES if n_quantiles is None else n_quantiles
             objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name, pipe.scorer))
             result = pair_thresholds.cross_tuned_scores(
                 examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objective=objective,

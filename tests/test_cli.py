@@ -97,7 +97,7 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
     bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
     assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--n-quantiles", "0"])
+    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--n-quantiles", "19"])
     assert bad.exit_code == 1 and "--n-quantiles is for a pair_classifier" in bad.output
     # --highlight-scale is used for the sweep and saved with the threshold
     tuned = tmp_path / "tuned"

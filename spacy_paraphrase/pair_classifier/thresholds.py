@@ -66,7 +66,7 @@ def decided_probabilities(examples: Sequence[Example], cfg: Mapping[str, object]
     of each pair for a binary classifier, every label's probability with
     non-exclusive classes."""
     labels = list(cfg.get("labels") or [])
-    decided = labels if not cfg.get("exclusive_classes", True) else [cfg["positive_label"]]
+    decided = labels if not cfg.get("exclusive_classes", True) else [cfg.get("positive_label")]
     return numpy.asarray(
         [float(eg.predicted.cats.get(label, 0.0)) for eg in examples for label in decided], dtype="float64"
     )
@@ -124,7 +124,6 @@ def tune(
     """``{"threshold": best value}`` of ``candidate_values(examples, cfg,
     values, n_quantiles)``; the lowest best value wins ties."""
     objective = objective or default_objective(name)[1]
-    check_tunable(cfg, name)
     results = sweep(examples, cfg, name, candidate_values(examples, cfg, values, n_quantiles), scorer)
     return {KEY: max(results, key=objective)["value"]}
 
