@@ -69,3 +69,21 @@ def test_every_shipped_config_builds(name):
     assert trf.attrs["max_padding"] == config["components"]["transformer"]["model"]["max_padding"]
     if name.endswith("_gpu.cfg"):
         assert config["components"]["transformer"]["model"]["mixed_precision"] is True
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")))
+def test_step_counted_schedules_end_with_training(name):
+    """A config that trains for a fixed number of steps decays its learning
+    rate over exactly those steps, after a 10% warm-up (rounded up): a longer
+    schedule would stop training before the rate reaches zero."""
+    import math
+
+    from spacy.util import load_config
+
+    training = load_config(Path(__file__).resolve().parents[1] / "configs" / name)["training"]
+    schedule = training["optimizer"]["learn_rate"]
+    if not training["max_steps"]:  # trained by epochs: the steps depend on the corpus
+        assert training["max_epochs"] > 0 and 0 <= schedule["warmup_steps"] < schedule["total_steps"]
+        return
+    assert schedule["total_steps"] == training["max_steps"]
+    assert schedule["warmup_steps"] == math.ceil(0.1 * training["max_steps"])
