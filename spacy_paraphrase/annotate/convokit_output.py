@@ -3,11 +3,12 @@ the annotate results in its utterance and conversation meta
 (docs/annotate.md, "ConvoKit output").
 
 The run itself is the ordinary local job, writing its records (and errors
-file and checkpoint) into the output directory as ``{prefix}annotate.*``;
-when it is complete, ``utterances.jsonl``, ``conversations.json`` and
+file and checkpoint, the checkpoint first) into the output directory as
+``{prefix}annotate.*``; when it is complete, the corpus's other files are
+copied and ``utterances.jsonl``, ``conversations.json`` and
 ``index.json`` are written from the input's with the new keys added (each
 through a temporary file, ``utterances.jsonl`` last, so an interrupted merge
-is simply redone). Every other file is copied unchanged. Existing keys are
+is simply redone). Existing keys are
 never overwritten: a key that exists already is an error before any work.
 """
 import json
@@ -112,7 +113,7 @@ def check_paths(corpus: Path, output: Path, prefix: str) -> None:
         )
 
 
-def copy_corpus(corpus: Path, output: Path, overwrite: bool) -> None:
+def copy_corpus(corpus: Path, output: Path) -> None:
     """Copy every file of the corpus but the merged ones into ``output``."""
     output.mkdir(parents=True, exist_ok=True)
     for path in corpus.iterdir():
@@ -122,9 +123,12 @@ def copy_corpus(corpus: Path, output: Path, overwrite: bool) -> None:
             shutil.copytree(path, output / path.name, dirs_exist_ok=True)
         else:
             shutil.copy2(path, output / path.name)
-    if overwrite:
-        for name in MERGED_FILES:
-            (output / name).unlink(missing_ok=True)
+
+
+def remove_merged(output: Path) -> None:
+    """Delete the corpus files an earlier run merged (``--overwrite``)."""
+    for name in MERGED_FILES:
+        (output / name).unlink(missing_ok=True)
 
 
 def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFIX,
@@ -140,13 +144,17 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     source.fmt = "convokit"
     check_paths(corpus, output, meta_prefix)
     check_no_clash(corpus, meta_prefix, with_probs)
-    copy_corpus(corpus, output, overwrite)
+    if overwrite:
+        remove_merged(output)
     records = records_path(output, meta_prefix)
     errors = Path(errors) if errors is not None else output / f"{meta_prefix}annotate.errors.jsonl"
+    # The run's checkpoint is the first file in the directory, so that from
+    # then on check_paths knows it as this run's; the corpus is copied after.
     summary = run_local(model, corpus, records, source=source, errors=errors, overwrite=overwrite,
                         with_probs=with_probs, output_format="convokit", **options)
     if summary.already_done and all((output / name).exists() for name in MERGED_FILES):
         return summary
+    copy_corpus(corpus, output)
     merge(corpus, output, records, errors, meta_prefix, with_probs)
     return summary
 

@@ -177,7 +177,8 @@ def run_ray(
 ) -> Summary:
     """Annotate every turn pair of ``input_path`` into the directory
     ``output`` on Ray (module doc; options: docs/ray.md). Connects to
-    ``address`` (None: a new local cluster) unless Ray is initialized already;
+    ``address`` (None: Ray's default, i.e. ``RAY_ADDRESS``, else a cluster
+    started on this machine, else a new local one) unless Ray is initialized already;
     ``gpu_id >= 0`` means one GPU per actor when ``num_gpus`` is 0."""
     source = source or SourceOptions()
     output = Path(output)

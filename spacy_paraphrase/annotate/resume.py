@@ -1,14 +1,16 @@
 """The files of an annotate run (OUTPUT, the errors file, the checkpoint)
 and resuming it (docs/annotate.md, "Resume").
 
-After each buffer of records is written, both files are flushed and synced
-and then a small checkpoint is replaced atomically: pairs consumed, problems
+A run writes its checkpoint before anything else (so even one killed before
+its first buffer can be started again), and after each buffer of records is
+written, both files are flushed and synced and then the checkpoint is
+replaced atomically: pairs consumed, problems
 seen, the byte sizes of both files, the counts so far and the run's
 *fingerprint* (input, model and every option that changes the records). A run
 started again with the same fingerprint truncates both files to the
 checkpoint's sizes (dropping a half-written tail) and goes on after the
 consumed pairs; a different fingerprint is refused (``--overwrite`` starts
-over).
+over), unless the stopped run had committed nothing.
 """
 import dataclasses
 import json
@@ -107,14 +109,15 @@ class JobFiles:
                         f"{what} {path} exists and no checkpoint of an unfinished run is there "
                         f"({self.checkpoint.name}); use --overwrite to replace it, or another path."
                     )
-        if progress is None:
-            progress = Progress()
-            if self.checkpoint.exists():
-                self.checkpoint.unlink()
-        if progress.done:
-            return progress
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self.errors.parent.mkdir(parents=True, exist_ok=True)
+        if progress is None:
+            # The checkpoint comes first: from here on a killed run (even one
+            # killed before its first buffer) leaves a checkpoint to resume from.
+            progress = Progress()
+            self.save(progress)
+        if progress.done:
+            return progress
         for path, size in ((self.output, progress.output_bytes), (self.errors, progress.errors_bytes)):
             if not path.exists():
                 path.touch()
@@ -123,7 +126,9 @@ class JobFiles:
         self._err = open(self.errors, "ab")
         return progress
 
-    def _resume_point(self) -> Progress:
+    def _resume_point(self) -> Optional[Progress]:
+        """The saved progress to go on from; None when the stopped run had
+        committed nothing (whatever its arguments: there is nothing to keep)."""
         try:
             saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
             stored = saved["fingerprint"]
@@ -132,6 +137,8 @@ class JobFiles:
             raise ResumeError(
                 f"The checkpoint {self.checkpoint} cannot be read ({err}); use --overwrite to start over."
             ) from None
+        if progress == Progress():
+            return None
         if saved.get("version") != CHECKPOINT_VERSION or stored != self.fingerprint:
             changed = sorted(k for k in set(stored) | set(self.fingerprint) if stored.get(k) != self.fingerprint.get(k))
             raise ResumeError(

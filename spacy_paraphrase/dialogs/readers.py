@@ -71,7 +71,8 @@ def read_convokit(
         reply_to = None if reply_to is None else as_id(reply_to, "reply-to")
         timestamp = record.get("timestamp")
         order = as_order(timestamp, "timestamp") if by_timestamp else 0.0
-        meta = record.get("meta") or {}
+        meta = record.get("meta")
+        meta = {} if meta is None else meta
         if not isinstance(meta, dict):
             raise RecordError(f"meta must be an object, got {json_type(meta)}")
 

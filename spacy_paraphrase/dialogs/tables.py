@@ -160,12 +160,17 @@ def read_pair_file(
 ) -> Iterator[TurnPair]:
     """Ready-made pairs, one per row of a CSV / TSV / JSON Lines file.
 
-    ``text1`` / ``text2`` default to the first of PAIR_COLUMNS present (e.g.
-    ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value, else
+    ``text1`` / ``text2`` (both or neither) default to the first of
+    PAIR_COLUMNS present (e.g. ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value, else
     ``{file stem}:{line}``; the utterance ids are ``{pair id}-0`` and
     ``{pair id}-1``; speakers are None; the other columns go to ``meta``.
     Texts are kept verbatim (an empty text is not dropped)."""
     path = Path(path)
+    if bool(text1) != bool(text2):
+        raise DialogFormatError(
+            f"{path}: text1 and text2 name the two text columns together; got only "
+            f"{'text1' if text1 else 'text2'}={text1 or text2!r}"
+        )
     report = reporter(on_problem)
     fmt = resolve_delimiter(path, delimiter)
     quote = quoting_mode(quoting)

@@ -68,7 +68,7 @@ def visualize_cli(
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
     sort: Optional[str] = typer.Option(None, "--sort", help="agreement (most contested first) | score (highest first); default: input order"),
     spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
-    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as score >= THRESHOLD (default: from the spans / the records)"),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as score >= THRESHOLD for model output (default: from the spans / the records; gold Docs keep their gold decision)"),
 ):
     """Write a self-contained HTML page of the pairs' highlights."""
     if limit is not None and limit < 1:

@@ -94,3 +94,34 @@ def test_existing_keys_and_foreign_outputs_are_refused(annotate_model, corpus, t
         run_convokit(annotate_model, corpus, foreign, overwrite=True, **QUIET)
     with pytest.raises(ConvoKitOutputError, match="outside"):
         run_convokit(annotate_model, corpus, corpus / "inside", **QUIET)
+
+
+def test_run_killed_before_its_first_buffer_or_while_copying_starts_again(annotate_model, corpus, tmp_path,
+                                                                           monkeypatch):
+    import shutil
+
+    from spacy_paraphrase.annotate.resume import JobFiles
+
+    reference = tmp_path / "reference"
+    run_convokit(annotate_model, corpus, reference, **QUIET)
+    out = tmp_path / "annotated"
+
+    def dying(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(JobFiles, "write", dying)  # killed while writing the first buffer
+    with pytest.raises(KeyboardInterrupt):
+        run_convokit(annotate_model, corpus, out, **QUIET)
+    monkeypatch.undo()
+    monkeypatch.setattr(shutil, "copy2", dying)  # then killed while copying the corpus
+    with pytest.raises(KeyboardInterrupt):
+        run_convokit(annotate_model, corpus, out, **QUIET)
+    monkeypatch.undo()
+    assert not (out / "utterances.jsonl").exists()
+    again = run_convokit(annotate_model, corpus, out, **QUIET)
+    assert again.already_done
+
+    def files(directory):
+        return {p.name: p.read_bytes() for p in directory.iterdir() if not p.name.endswith(".checkpoint.json")}
+
+    assert files(out) == files(reference)

@@ -149,3 +149,46 @@ def test_crash_mid_buffer_resumes_without_loss_or_duplicates(annotate_model, tmp
     assert_same_records(read_jsonl(out), read_jsonl(reference))
     assert read_jsonl(str(out) + ".errors.jsonl") == read_jsonl(str(reference) + ".errors.jsonl")
     assert (summary.written, summary.skipped, summary.malformed) == (24, 4, 2)
+
+
+def test_run_stopped_before_its_first_buffer_starts_again(annotate_model, tmp_path, monkeypatch):
+    """A run killed before any buffer was committed (here: while the first
+    buffer is half written) leaves a checkpoint of nothing done: started again,
+    with the same or other arguments, it runs without --overwrite and drops the
+    uncommitted bytes."""
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    reference = tmp_path / "reference.jsonl"
+    run(annotate_model, corpus, reference, with_probs=True)
+    out = tmp_path / "out.jsonl"
+    original = JobFiles.write
+
+    def dying_write(self, records, entries):
+        self._out.write(b'{"pair_id": "half')
+        self._out.flush()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(JobFiles, "write", dying_write)
+    with pytest.raises(KeyboardInterrupt):
+        run(annotate_model, corpus, out)
+    monkeypatch.setattr(JobFiles, "write", original)
+    assert out.stat().st_size > 0 and load_progress(out).output_bytes == 0
+    summary = run(annotate_model, corpus, out, with_probs=True)  # other arguments: nothing to keep
+    assert summary.resumed_at == 0 and summary.written == 6
+    assert_same_records(read_jsonl(out), read_jsonl(reference))
+
+
+def test_checkpoint_is_written_before_the_model_loads(annotate_model, tmp_path, monkeypatch):
+    import spacy_paraphrase.annotate.local as local
+
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    out = tmp_path / "out.jsonl"
+
+    def unloadable(*args, **kwargs):
+        raise OSError("no such model")
+
+    monkeypatch.setattr(local, "PairAnnotator", unloadable)
+    with pytest.raises(OSError):
+        run("missing-model", corpus, out)
+    assert load_progress(out) is not None and not load_progress(out).done
+    monkeypatch.undo()
+    assert run(annotate_model, corpus, out).written == 6  # another model: starts, no --overwrite needed

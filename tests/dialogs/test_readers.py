@@ -124,21 +124,25 @@ def test_convokit_malformed_records_are_reported_and_reading_continues(tmp_path)
         "[1, 2]",
         utt("a5", None, "G", "null conversation"),
         utt("a6", "A", "H", "end"),
+        {"id": "a7", "conversation_id": "A", "speaker": "G", "text": "x", "meta": []},  # falsy, not an object
+        {"id": "a8", "conversation_id": "A", "speaker": "H", "text": "y", "meta": None},  # null: no meta
     ])
     problems = ProblemCollector()
     (conversation,) = read_convokit(folder, on_problem=problems)
-    assert [u.id for u in conversation.utterances] == ["a0", "a4", "a6"]
+    assert [u.id for u in conversation.utterances] == ["a0", "a4", "a6", "a8"]
+    assert conversation.utterances[-1].meta == {}
     assert conversation.utterances[1].text == "   "
     path = str(folder / "utterances.jsonl")
     found = {(p.path, p.line): p.reason for p in problems.problems}
-    assert set(found) == {(path, n) for n in (2, 3, 4, 6, 7, 8)}
+    assert set(found) == {(path, n) for n in (2, 3, 4, 6, 7, 8, 10)}
     assert "not valid JSON" in found[(path, 2)]
     assert "text must be a string, got number" in found[(path, 3)]
     assert "missing field 'speaker'" in found[(path, 4)]
     assert "repeated" in found[(path, 6)]
     assert "expected a JSON object" in found[(path, 7)]
     assert "conversation_id must be a string, got null" in found[(path, 8)]
-    assert problems.count == len(problems) == 6
+    assert "meta must be an object, got list" in found[(path, 10)]
+    assert problems.count == len(problems) == 7
 
 
 def test_without_callback_the_first_problem_raises(tmp_path):

@@ -146,6 +146,8 @@ def test_pair_files_csv_tsv_jsonl(tmp_path):
     (jsonl_pair,) = read_turn_pairs(tmp_path / "p.jsonl", "pairs", text1="a", text2="b")
     assert (jsonl_pair.first.text, jsonl_pair.second.text) == ("left", "right")
     assert jsonl_pair.meta == {"score": 0.5}
+    with pytest.raises(DialogFormatError, match="together"):  # one alone would be ignored
+        list(read_pair_file(tmp_path / "p.jsonl", text1="a"))
 
 
 def test_pair_file_problems(tmp_path):
