@@ -6,14 +6,15 @@
 # holds many runs of a small backbone; on CPU keep PARALLEL=1). Then python -m
 # benchmarks.table_seed_study summarizes them. Run it from the repository root.
 #
-#   GPU=0 PARALLEL=16 bash benchmarks/run_seed_study.sh            # on a GPU machine
+#   GPU=0 PARALLEL=16 bash benchmarks/run_seed_study.sh            # on a GPU machine (PARALLEL: 16 on a GPU, 1 on CPU by default)
 #   GPU=-1 PARALLEL=1 SEEDS="0" SYSTEMS="ref soft" bash benchmarks/run_seed_study.sh   # CPU, slow
 #
+# Exits 1 when any run failed (after writing the table of the others).
 # Variables: GPU (-1 = CPU), PARALLEL, SEEDS (ours), REF_SEEDS, SYSTEMS, WORK (one folder per run),
 # CORPUS (converted ContextDeP: train_majority.spacy, train_soft.spacy, dev.spacy), OUTPUT (JSON);
 # STEPS, HF_STEPS, REF_EPOCHS only to make a smoke run short.
 set -u
-GPU=${GPU:-0}; PARALLEL=${PARALLEL:-16}; SEEDS=${SEEDS:-"0 1 2"}; REF_SEEDS=${REF_SEEDS:-"0 1 2 3 4"}
+GPU=${GPU:-0}; PARALLEL=${PARALLEL:-$([ "$GPU" -ge 0 ] && echo 16 || echo 1)}; SEEDS=${SEEDS:-"0 1 2"}; REF_SEEDS=${REF_SEEDS:-"0 1 2 3 4"}
 SYSTEMS=${SYSTEMS:-"ref soft soft_prev majority_pl1 majority_pl03 majority_hfrecipe majority_hfrecipe_pl1"}
 WORK=${WORK:-training/seed_study}; CORPUS=${CORPUS:-corpus/contextdep}
 OUTPUT=${OUTPUT:-metrics/seed_study.json}
@@ -56,9 +57,16 @@ run_one() {
   mkdir -p "$WORK/$name"
   local start=$(date +%s)
   "$@" > "$WORK/$name/log.txt" 2>&1
-  echo "$name rc=$? $(( $(date +%s) - start ))s"
+  local rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - start ))s"
+  return $(( rc == 0 ? 0 : 1 ))
 }
 export -f run_one; export WORK
 jobs | sed 's/[[:space:]]*$//' | OMP_NUM_THREADS=${OMP_NUM_THREADS:-$([ "$GPU" -ge 0 ] && echo 1 || nproc)} \
   xargs -P "$PARALLEL" -L 1 bash -c 'run_one "$@"' _
-$PY -m benchmarks.table_seed_study "$WORK" --output "$OUTPUT"
+failed=$?
+$PY -m benchmarks.table_seed_study "$WORK" --output "$OUTPUT" || exit 1
+if [ "$failed" -ne 0 ]; then
+  echo "some runs failed (the rc= lines above; their logs: $WORK/<run>/log.txt): the table lacks them" >&2
+  exit 1
+fi
