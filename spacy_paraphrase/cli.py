@@ -30,7 +30,9 @@ from .annotate.cli import annotate_command
 from .backbones.cli import backbone_app
 from .converters.cli import convert_app
 from .corpus import PairCorpus
+from .cross_tuning import check_folds
 from .quantize import quantize_cli
+from .saving import SaveError, save_pipeline_to, save_settings_in_place
 from .visualize.cli import visualize_cli
 from .spans.readout import check_highlight_scale
 
@@ -76,7 +78,15 @@ SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline
 
 
 def _examples(nlp, data: Path) -> List[Example]:
-    return list(PairCorpus(data)(nlp))
+    """The pair Examples in ``data``; exits with an error when there are none
+    (a score of no pairs would read as 0)."""
+    try:
+        examples = list(PairCorpus(data)(nlp))
+    except ValueError as err:
+        msg.fail(f"Cannot read {data}: {err}", exits=1)
+    if not examples:
+        msg.fail(f"{data} holds no pair Docs: nothing to score", exits=1)
+    return examples
 
 
 def _print_scores(scores: Dict[str, object]) -> None:
@@ -106,7 +116,7 @@ def evaluate_cli(
     model: str = typer.Argument(..., help="Pipeline name or directory"),
     data: Path = typer.Argument(..., help=".spacy file (or directory) of reference pair Docs"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all scores to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
     highlight_scale: str = typer.Option(
         "", "--highlight-scale", help="Highlight rule: absolute | turn_max (default: the pipeline's own)"),
@@ -125,6 +135,8 @@ def evaluate_cli(
 
 def _processed(nlp, examples: List[Example], batch_size: int) -> List[Example]:
     docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    if len(docs) != len(examples):
+        raise RuntimeError(f"The pipeline returned {len(docs)} Docs for {len(examples)} pairs")
     return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
 
 
@@ -146,13 +158,18 @@ def threshold_sweep(
     )
 
 
-def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float) -> None:
-    """Set ``cfg[key]`` of a component and save the pipeline, keeping the
-    component's cfg and ``config.cfg`` in agreement."""
+def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float, *, in_place: bool) -> None:
+    """Set ``cfg[key]`` of a component and save it, keeping the component's
+    cfg and ``config.cfg`` in agreement: in place, only those two files are
+    rewritten; else the whole pipeline is written to ``model_dir``
+    (spacy_paraphrase/saving.py). SaveError when that is not safe."""
     pipe = nlp.get_pipe(pipe_name)
     pipe.cfg[key] = float(value)
     nlp.get_pipe_config(pipe_name)[key] = float(value)
-    nlp.to_disk(model_dir)
+    if in_place:
+        save_settings_in_place(nlp, model_dir, pipe_name)
+    else:
+        save_pipeline_to(nlp, model_dir)
 
 
 QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
@@ -185,6 +202,14 @@ def _tuned_pipe(nlp, pipe_name: str):
     return name, pipe
 
 
+def _check_folds(examples: List[Example], folds: int, repeats: int) -> None:
+    """Exit with an error, before the pipeline runs, on folds the pairs cannot fill."""
+    try:
+        check_folds(len(examples), folds, repeats)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+
+
 def _check_no_quantiles(n_quantiles: Optional[int]) -> None:
     if n_quantiles is not None:
         msg.fail("--n-quantiles is for a pair_classifier; a paraphrase_spans tries the fixed grid", exits=1)
@@ -209,14 +234,14 @@ def find_threshold_cli(
     ),
     start: float = typer.Option(0.05, "--start"),
     end: float = typer.Option(0.95, "--end"),
-    n_trials: int = typer.Option(19, "--n-trials", "-n"),
+    n_trials: int = typer.Option(19, "--n-trials", "-n", min=1),
     n_quantiles: Optional[int] = typer.Option(
-        None, "--n-quantiles", help=QUANTILES_HELP + " (added to the --start/--end grid)"),
+        None, "--n-quantiles", min=0, help=QUANTILES_HELP + " (added to the --start/--end grid)"),
     highlight_scale: str = typer.Option("", "--highlight-scale", help=SCALE_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
     save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
     save_to: Optional[Path] = typer.Option(None, "--save-to", help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
     """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
@@ -241,6 +266,8 @@ def find_threshold_cli(
                  f"{pipe_name}_pos_f"]
     else:
         _check_no_quantiles(n_quantiles)
+        if key not in thresholds.KEYS:
+            msg.fail(f"--key must be one of {', '.join(thresholds.KEYS)}, not {key!r}", exits=1)
         set_highlight_scale(nlp, pipe_name, highlight_scale)
         examples = _examples(nlp, data)
         results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
@@ -254,6 +281,8 @@ def find_threshold_cli(
             msg.fail(str(err), exits=1)
         shown = [f"{pipe_name}_pair_acc", f"{pipe_name}_pair_macro_f", f"{pipe_name}_pair_f",
                  f"{pipe_name}_jaccard_first", f"{pipe_name}_jaccard_second"]
+    if all(objective(r) == float("-inf") for r in results):
+        msg.fail(f"{label} cannot be computed on these pairs (None at every value): nothing to tune on", exits=1)
     rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k) or 0.0:.4f}" for k in shown] for r in results]
     msg.table(rows, header=[key, label] + [k.replace(pipe_name + "_", "") for k in shown], divider=True)
     best = max(results, key=objective)
@@ -263,7 +292,11 @@ def find_threshold_cli(
         srsly.write_json(output, {"key": key, "objective": label, "best": best["value"], "sweep": results})
     if save or save_to is not None:
         target = save_to if save_to is not None else Path(model)
-        save_threshold(nlp, target, pipe_name, key, best["value"])
+        in_place = save_to is None or (Path(model).exists() and save_to.resolve() == Path(model).resolve())
+        try:
+            save_threshold(nlp, target, pipe_name, key, best["value"], in_place=in_place)
+        except SaveError as err:
+            msg.fail(str(err), exits=1)
         msg.good(f"Saved {key} = {best['value']:.3f} in {target}")
 
 
@@ -272,8 +305,8 @@ def cross_tune_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
     pipe_name: str = typer.Option("", "--pipe", "-p", help=PIPE_HELP),
-    folds: int = typer.Option(4, "--folds", "-k"),
-    repeats: int = typer.Option(5, "--repeats", "-r"),
+    folds: int = typer.Option(4, "--folds", "-k", min=2),
+    repeats: int = typer.Option(5, "--repeats", "-r", min=1),
     seed: int = typer.Option(0, "--seed"),
     pair_scores_key: str = typer.Option(
         "", "--pair-scores-key",
@@ -283,21 +316,23 @@ def cross_tune_cli(
         help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
     highlight_scale: str = typer.Option(
         "", "--highlight-scale", help="Highlight rule to estimate: absolute | turn_max (default: the pipeline's own)"),
-    n_quantiles: Optional[int] = typer.Option(None, "--n-quantiles", help=QUANTILES_HELP),
+    n_quantiles: Optional[int] = typer.Option(None, "--n-quantiles", min=0, help=QUANTILES_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
     """Estimate the scores of tuned thresholds on unseen pairs: tune the
     thresholds on k-1 folds, score the held-out fold, average (repeated)."""
     nlp = _load(model, gpu_id)
     pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
+    examples = _examples(nlp, data)
+    _check_folds(examples, folds, repeats)
     if isinstance(pipe, PairClassifier):
         if highlight_scores_key or highlight_scale:
             msg.fail("A pair_classifier has no highlights: --highlight-scores-key and --highlight-scale "
                      "are for paraphrase_spans", exits=1)
         label, objective = _classifier_objective(pipe_name, pair_scores_key)
-        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        examples = _processed(nlp, examples, batch_size)
         try:
             n_quantiles = pair_thresholds.N_QUANTILES if n_quantiles is None else n_quantiles
             objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name, pipe.scorer))
@@ -313,7 +348,7 @@ def cross_tune_cli(
     else:
         _check_no_quantiles(n_quantiles)
         set_highlight_scale(nlp, pipe_name, highlight_scale)
-        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        examples = _processed(nlp, examples, batch_size)
         objectives = {}
         for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key)):
             if scores_key:
@@ -345,11 +380,11 @@ def check_strings_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs (word lists, e.g. converted ContextDeP)"),
     pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
-    folds: int = typer.Option(4, "--folds", "-k"),
-    repeats: int = typer.Option(5, "--repeats", "-r"),
+    folds: int = typer.Option(4, "--folds", "-k", min=2),
+    repeats: int = typer.Option(5, "--repeats", "-r", min=1),
     seed: int = typer.Option(0, "--seed"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the checks and scores to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
     """Run the pipeline on every pair given as word lists and as strings (the
@@ -360,9 +395,13 @@ def check_strings_cli(
     from .spans.strings import check_strings
 
     nlp = _load(model, gpu_id)
+    if pipe_name not in nlp.pipe_names or not hasattr(nlp.get_pipe(pipe_name), "readout"):
+        msg.fail(f"No paraphrase_spans component {pipe_name!r} in the pipeline {nlp.pipe_names} (--pipe)", exits=1)
     pipe = nlp.get_pipe(pipe_name)
     readout = pipe.readout
-    words, strings, checks = check_strings(nlp, _examples(nlp, data), readout, batch_size=batch_size)
+    examples = _examples(nlp, data)
+    _check_folds(examples, folds, repeats)
+    words, strings, checks = check_strings(nlp, examples, readout, batch_size=batch_size)
     result: Dict[str, object] = {"checks": checks}
     shown = ["pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "token_f"]
     rows = []

@@ -155,3 +155,57 @@ def test_threshold_sweep_moves_pair_decisions(trained_pipeline):
     finally:
         pipe.scorer = builtin
     assert [r["seen_threshold"] for r in results] == [0.0, 1.01]
+
+
+def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_path, trained_pipeline):
+    nlp, examples = trained_pipeline
+    model = tmp_path / "model"
+    nlp.to_disk(model)
+    data = tmp_path / "dev.spacy"
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+    weights = model / "transformer" / "model"
+    before = (weights.read_bytes(), weights.stat().st_mtime_ns)
+    args = ["find-threshold", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
+    result = runner.invoke(app, args + ["--save"])
+    assert result.exit_code == 0, result.output
+    assert (weights.read_bytes(), weights.stat().st_mtime_ns) == before  # in place: only the settings files
+    assert spacy.load(model).get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.4)
+    assert not [p.name for p in model.rglob(".*")]  # no temporary files left
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine")
+    bad = runner.invoke(app, args + ["--save-to", str(foreign)])
+    assert bad.exit_code == 1 and "not a pipeline directory" in bad.output
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    earlier = tmp_path / "tuned"
+    nlp.to_disk(earlier)
+    (earlier / "stray").mkdir()  # a folder only the earlier pipeline had
+    result = runner.invoke(app, args + ["--save-to", str(earlier)])
+    assert result.exit_code == 0, result.output
+    assert not (earlier / "stray").exists()  # replaced as a whole, not mixed
+    assert spacy.load(earlier).get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.4)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, trained_pipeline):
+    nlp, examples = trained_pipeline
+    model = tmp_path / "model"
+    nlp.to_disk(model)
+    data, empty = tmp_path / "dev.spacy", tmp_path / "empty.spacy"
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+    DocBin().to_disk(empty)
+    n = len(examples)
+    for args, code, message in (
+        (["evaluate", str(model), str(data), "--batch-size", "0"], 2, "--batch-size"),
+        (["find-threshold", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
+        (["cross-tune", str(model), str(data), "--repeats", "0"], 2, "--repeats"),
+        (["evaluate", str(model), str(empty)], 1, "holds no pair Docs"),
+        (["find-threshold", str(model), str(empty)], 1, "holds no pair Docs"),
+        (["cross-tune", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
+        (["check-strings", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
+        (["check-strings", str(model), str(data), "--pipe", "transformer"], 1, "No paraphrase_spans component"),
+        (["find-threshold", str(model), str(data), "--key", "highlight_scale"], 1, "--key must be one of"),
+    ):
+        result = runner.invoke(app, args)
+        output = " ".join(result.output.split())  # messages wrap at the terminal width
+        assert result.exit_code == code and message in output, (args, result.output)

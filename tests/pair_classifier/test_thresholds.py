@@ -157,10 +157,11 @@ def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
         (["--scores-key", "nope"], "Unknown score 'nope'"),
         (["--pipe", "sentencizer"], "is neither a paraphrase_spans"),
         (["--pipe", "nope"], "No component 'nope'"),
-        (["--n-quantiles", "-1"], "n_quantiles must be >= 0"),
     ):
         bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1"] + bad_args)
         assert bad.exit_code == 1 and message in bad.output, bad.output
+    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-quantiles", "-1"])
+    assert bad.exit_code == 2 and "--n-quantiles" in bad.output  # refused before the model loads
 
 
 def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
