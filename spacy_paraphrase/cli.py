@@ -450,12 +450,13 @@ def split_cli(
     lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
 ):
     """Hold out a seeded random dev split (for datasets released without one, e.g. ARPA)."""
-    from .splits import read_docs, split_docs, write_docs
+    from .splits import check_outputs, read_docs, split_docs, write_docs
 
-    docs = read_docs(input_path, _vocab_for(lang))
     try:
+        check_outputs([input_path], [train_path, dev_path])
+        docs = read_docs(input_path, _vocab_for(lang))
         train, dev = split_docs(docs, n_dev, seed)
-    except ValueError as err:
+    except (ValueError, OSError) as err:
         msg.fail(str(err), exits=1)
     write_docs(train, train_path)
     write_docs(dev, dev_path)
@@ -471,12 +472,13 @@ def sample_cli(
     lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
 ):
     """Write a seeded random subsample (e.g. Circa's CPU training subsample)."""
-    from .splits import read_docs, sample_docs, write_docs
+    from .splits import check_outputs, read_docs, sample_docs, write_docs
 
-    docs = read_docs(input_path, _vocab_for(lang))
     try:
+        check_outputs([input_path], [output_path])
+        docs = read_docs(input_path, _vocab_for(lang))
         kept = sample_docs(docs, n, seed)
-    except ValueError as err:
+    except (ValueError, OSError) as err:
         msg.fail(str(err), exits=1)
     if len(kept) < n:
         msg.warn(f"Only {len(docs)} Docs in {input_path}: kept all of them")

@@ -10,9 +10,10 @@ bi-encoder benchmark all read exactly the same pairs:
 Both shuffle with ``random.Random(seed)`` and keep every Doc's spans, cats
 and span-group attrs unchanged.
 """
+import os
 import random
 from pathlib import Path
-from typing import List, Tuple, Union
+from typing import List, Sequence, Tuple, Union
 
 from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
@@ -42,9 +43,24 @@ def sample_docs(docs: List[Doc], n: int, seed: int = 0) -> List[Doc]:
 
 
 def write_docs(docs: List[Doc], path: Union[str, Path]) -> None:
+    """Write ``docs`` (a DocBin keeping user data) through a temporary file
+    renamed into place: a killed write leaves the old file or none."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    DocBin(docs=docs, store_user_data=True).to_disk(tmp)
+    os.replace(tmp, path)
+
+
+def check_outputs(inputs: Sequence[Union[str, Path]], outputs: Sequence[Union[str, Path]]) -> None:
+    """ValueError when an output path is an input or is given twice (one
+    write would destroy the other file)."""
+    seen = {Path(p).resolve(): "input" for p in inputs}
+    for path in outputs:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise ValueError(f"{path} is also an {seen[resolved]}: give each output its own path")
+        seen[resolved] = "output"
 
 
 def read_docs(path: Union[str, Path], vocab: Vocab) -> List[Doc]:

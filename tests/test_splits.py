@@ -71,4 +71,11 @@ def test_split_and_sample_cli_keep_turns_and_cats(tmp_path):
     res = runner.invoke(app, ["split", str(src), str(tmp_path / "a.spacy"), str(tmp_path / "b.spacy"), "--dev", "12"])
     assert res.exit_code == 1 and "Cannot hold out" in res.output
     res = runner.invoke(app, ["sample", str(tmp_path / "missing.spacy"), str(tmp_path / "x.spacy"), "--n", "5"])
-    assert res.exit_code != 0
+    assert res.exit_code == 1 and "missing.spacy" in res.output
+    before = src.read_bytes()
+    for args in (["split", str(src), str(tmp_path / "t.spacy"), str(src), "--dev", "4"],
+                 ["split", str(src), str(tmp_path / "t.spacy"), str(tmp_path / "t.spacy"), "--dev", "4"],
+                 ["sample", str(src), str(src), "--n", "5"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 1 and "give each output its own path" in " ".join(res.output.split()), res.output
+    assert src.read_bytes() == before and not (tmp_path / "t.spacy").exists()

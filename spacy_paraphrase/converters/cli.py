@@ -33,7 +33,7 @@ def contextdep_cli(
     lang: Lang = "en",
 ):
     """ContextDeP interview turn pairs with word highlights (TSV, one row per annotation)."""
-    run_conversion(partial(convert_contextdep, input_path, mode=mode, skip_bad=skip_bad), output_path, lang)
+    run_conversion(partial(convert_contextdep, input_path, mode=mode, skip_bad=skip_bad), input_path, output_path, lang)
 
 
 @convert_app.command("circa")
@@ -57,7 +57,7 @@ def circa_cli(
         convert_circa, input_path, labels=labels, mode=mode, split=split, setting=setting,
         seed=seed, held_out=held_out, skip_bad=skip_bad, lang=lang,
     )
-    run_conversion(convert, output_path, lang)
+    run_conversion(convert, input_path, output_path, lang)
 
 
 @convert_app.command("multipit")
@@ -68,7 +68,7 @@ def multipit_cli(
     lang: Lang = "en",
 ):
     """MultiPIT expert sentence pairs (CSV: sentence1, sentence2, label 0/1)."""
-    run_conversion(partial(convert_multipit, input_path, skip_bad=skip_bad, lang=lang), output_path, lang)
+    run_conversion(partial(convert_multipit, input_path, skip_bad=skip_bad, lang=lang), input_path, output_path, lang)
 
 
 @convert_app.command("arpa")
@@ -83,7 +83,7 @@ def arpa_cli(
 ):
     """ARPA Armenian sentence pairs (TSV: 1 / 0 / -1); tokenize with --lang hy."""
     convert = partial(convert_arpa, input_path, keep_near=keep_near, skip_bad=skip_bad, lang=lang)
-    run_conversion(convert, output_path, lang)
+    run_conversion(convert, input_path, output_path, lang)
 
 
 def parse_label_map(value: str) -> dict:
@@ -141,4 +141,4 @@ def pairs_cli(
         convert_pairs, input_path, text1=text1, text2=text2, id_column=id_column, delimiter=delimiter,
         header=header, quoting=quoting, skip_bad=skip_bad, lang=lang, **options,
     )
-    run_conversion(convert, output_path, lang)
+    run_conversion(convert, input_path, output_path, lang)

@@ -13,6 +13,10 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 from wasabi import msg
 
+# A turn can be a whole monologue: lift the csv module's 128 KiB field limit
+# (process-wide: csv has no per-reader setting; the dialog readers share it).
+csv.field_size_limit(2**31 - 1)
+
 
 class ConversionError(ValueError):
     """A row (or the file) cannot be converted. Names file, line and reason."""
@@ -118,6 +122,11 @@ def print_report(report: ConversionReport, output_path: Path) -> None:
     """The summary of a conversion: counts, the converter's notes, the first
     skipped rows."""
     msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
+    print_notes(report)
+
+
+def print_notes(report: ConversionReport) -> None:
+    """The converter's notes and the first skipped rows."""
     for note in report.notes:
         msg.info(note)
     if report.skipped:
@@ -128,18 +137,25 @@ def print_report(report: ConversionReport, output_path: Path) -> None:
             print(f"  ... and {len(report.skipped) - MAX_SHOWN} more")
 
 
-def run_conversion(convert: Convert, output_path: Path, lang: str) -> ConversionReport:
+def run_conversion(convert: Convert, input_path: Path, output_path: Path, lang: str) -> ConversionReport:
     """Run ``convert`` on the vocab of a blank ``lang`` pipeline, write its Docs
-    to ``output_path`` (a DocBin keeping user data) and print the summary. A
-    ``ConversionError`` or an invalid option exits with status 1."""
+    to ``output_path`` (a DocBin keeping user data, written through a temporary
+    file) and print the summary. A ``ConversionError``, an invalid option, an
+    output path that is the input, or no pair converted exits with status 1."""
+    from ..splits import check_outputs, write_docs
+
     vocab = spacy.blank(lang).vocab
     try:
+        check_outputs([input_path], [output_path])
         docs, report = convert(vocab)
     except ConversionError as err:
         msg.fail(f"Conversion stopped: {err}", exits=1)
     except ValueError as err:
         msg.fail(f"Invalid option: {err}", exits=1)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(output_path)
+    if not docs:
+        print_notes(report)
+        msg.fail(f"No pair converted from {input_path} ({report.n_rows} rows, {len(report.skipped)} skipped "
+                 f"as bad): nothing written to {output_path}", exits=1)
+    write_docs(docs, output_path)
     print_report(report, output_path)
     return report

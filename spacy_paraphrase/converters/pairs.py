@@ -235,7 +235,8 @@ def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, U
         if not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
     text = open_text(path)
-    for i, raw in enumerate(text.splitlines(), start=1):
+    # split on "\n" only: str.splitlines also cuts at U+2028, \x85, \x1c ... inside a JSON string
+    for i, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:

@@ -87,3 +87,21 @@ def test_no_format_or_unknown_format(tmp_path):
     assert all(fmt in result.output for fmt in OWN)
     result = runner.invoke(app, ["convert", "mrpc", str(tmp_path / "a"), str(tmp_path / "b")])
     assert result.exit_code == 2 and "No such command 'mrpc'" in result.output
+
+
+def test_conversion_that_would_destroy_its_input_or_write_nothing_is_refused(tmp_path):
+    data = tmp_path / "p.csv"
+    data.write_text("sentence1,sentence2,label\na,b,1\n")
+    res = runner.invoke(app, ["convert", "pairs", str(data), str(data)])
+    assert res.exit_code == 1 and data.read_text() == "sentence1,sentence2,label\na,b,1\n"
+    header_only = tmp_path / "h.csv"
+    header_only.write_text("sentence1,sentence2,label\n")
+    out = tmp_path / "h.spacy"
+    res = runner.invoke(app, ["convert", "pairs", str(header_only), str(out)])
+    assert res.exit_code == 1 and "No pair converted" in res.output and not out.exists()
+    bad_rows = tmp_path / "b.csv"
+    bad_rows.write_text("sentence1,sentence2,label\na,b\n")  # a row short of a field
+    res = runner.invoke(app, ["convert", "pairs", str(bad_rows), str(out), "--skip-bad"])
+    assert res.exit_code == 1 and "1 skipped" in " ".join(res.output.split()) and not out.exists()
+    res = runner.invoke(app, ["convert", "pairs", str(data), str(out)])
+    assert res.exit_code == 0 and out.exists() and not list(tmp_path.glob(".*"))

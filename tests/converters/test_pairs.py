@@ -478,3 +478,19 @@ def test_real_arpa(nlp):
     docs, report = convert_arpa(_real("arpa", "train.tsv"), nlp.vocab)
     assert report.n_rows == 4233 and len(docs) == 4233 and not report.skipped
     assert sum(d.cats["IS_PARAPHRASE"] for d in docs) == 1339
+
+
+def test_pairs_keep_long_fields_and_unicode_line_separators(tmp_path, nlp):
+    """A 200,000-character turn is not an unreadable row (csv's default field
+    limit is 131,072), and a JSON string holding U+2028 / U+0085 / U+001C is
+    one record (str.splitlines would cut it)."""
+    long_turn = "word " * 40_000
+    path = write(tmp_path, "long.csv", f"sentence1,sentence2,label\n{long_turn},short,1\n")
+    (doc,), _ = convert_pairs(path, nlp.vocab)
+    assert len(doc.spans["turns"][0]) == 40_000
+    odd = "one\u2028two\x85three\x1cfour"
+    rows = [{"sentence1": odd, "sentence2": "b", "label": 1}, {"sentence1": "c", "sentence2": "d", "label": 0}]
+    path = write(tmp_path, "odd.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    docs, report = convert_pairs(path, nlp.vocab)
+    assert len(docs) == 2 and not report.skipped
+    assert docs[0].spans["turns"][0].text.split() == odd.split()
