@@ -204,6 +204,11 @@ def convert_circa(
     ):
         if value not in choices:
             raise ValueError(f"Unknown {name} {value!r}; choose one of {choices}.")
+    if split == "all" and (setting != "matched" or held_out is not None or seed != 0):
+        raise ValueError("setting, seed and held_out choose a split; with split 'all' every row is kept: "
+                         "give split train, dev or test.")
+    if setting == "matched" and held_out is not None:
+        raise ValueError("held_out is for the unmatched setting (one scenario held out); give setting 'unmatched'.")
     path = Path(path)
     label_set, mapping, gold_column = _label_set(labels)
     strict = {s: s for s in STRICT_LABELS}

@@ -171,6 +171,16 @@ def test_circa_unmatched_needs_a_valid_held_out(circa_50, nlp):
         convert_circa(circa_50, nlp.vocab, split="test", setting="unmatched", held_out="Nowhere.")
 
 
+@pytest.mark.parametrize("options", [
+    dict(split="all", setting="unmatched", held_out=0),  # would keep every row, not the held-out scenario
+    dict(split="all", seed=3),
+    dict(split="test", setting="matched", held_out=0),  # held_out would be ignored
+])
+def test_circa_options_that_would_be_ignored_are_refused(circa_50, nlp, options):
+    with pytest.raises(ValueError, match="split|unmatched"):
+        convert_circa(circa_50, nlp.vocab, **options)
+
+
 def test_assign_splits_sizes():
     splits, _ = assign_splits(["a"] * 34268, "matched", 0)
     assert [splits.count(s) for s in ("train", "dev", "test")] == [20560, 6853, 6855]
