@@ -59,6 +59,9 @@ Splits (``split``: ``all``, ``train``, ``dev``, ``test``):
     other rows (file order) are permuted with ``RandomState(seed)
     .permutation(M)``: the first ``8 * M // 10`` train, the rest dev.
 
+``split="all"`` keeps every row; ``setting``, ``seed`` and ``held_out`` are
+then refused (they would be ignored), as is ``held_out`` when matched.
+
 Bad rows are looked for in the whole file whatever the split, so every split
 of a file fails (or skips) the same rows.
 """
