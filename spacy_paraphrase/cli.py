@@ -125,7 +125,10 @@ def evaluate_cli(
     nlp = _load(model, gpu_id)
     set_highlight_scale(nlp, None, highlight_scale)
     examples = _examples(nlp, data)
-    scores = evaluate_pipeline(nlp, examples, batch_size)
+    try:
+        scores = evaluate_pipeline(nlp, examples, batch_size)
+    except ValueError as err:  # e.g. a Doc that is not a pair, gold the scorer cannot read
+        msg.fail(f"Cannot score {data}: {err}", exits=1)
     _print_scores(scores)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -134,7 +137,10 @@ def evaluate_cli(
 
 
 def _processed(nlp, examples: List[Example], batch_size: int) -> List[Example]:
-    docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    try:
+        docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    except ValueError as err:  # e.g. a Doc that is not a pair
+        msg.fail(f"The pipeline cannot process these pairs: {err}", exits=1)
     if len(docs) != len(examples):
         raise RuntimeError(f"The pipeline returned {len(docs)} Docs for {len(examples)} pairs")
     return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
@@ -430,7 +436,10 @@ def baseline_cli(
 ):
     """Write a pipeline holding a reference baseline, to evaluate like a model."""
     nlp = spacy.blank(lang)
-    nlp.add_pipe("paraphrase_baseline", name="paraphrase_spans", config={"kind": kind})
+    try:
+        nlp.add_pipe("paraphrase_baseline", name="paraphrase_spans", config={"kind": kind})
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     output_dir.mkdir(parents=True, exist_ok=True)
     nlp.to_disk(output_dir)
     msg.good(f"Saved the {kind} baseline pipeline to {output_dir}")

@@ -209,3 +209,14 @@ def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, trained_pipel
         result = runner.invoke(app, args)
         output = " ".join(result.output.split())  # messages wrap at the terminal width
         assert result.exit_code == code and message in output, (args, result.output)
+
+
+def test_baseline_and_evaluate_errors_are_messages(tmp_path):
+    res = runner.invoke(app, ["baseline", "psychic", str(tmp_path / "b")])
+    assert res.exit_code == 1 and "Unknown baseline kind 'psychic'" in res.output
+    assert runner.invoke(app, ["baseline", "lexical", str(tmp_path / "b")]).exit_code == 0
+    plain = tmp_path / "plain.spacy"
+    DocBin(docs=[spacy.blank("en")("one turn only")]).to_disk(plain)
+    res = runner.invoke(app, ["evaluate", str(tmp_path / "b"), str(plain)])
+    assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
+    assert "is not a pair Doc" in " ".join(res.output.split())
