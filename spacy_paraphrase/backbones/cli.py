@@ -8,7 +8,7 @@ from wasabi import msg
 from .build import BuildError
 from .catalog import CATALOG
 from .install import install_backbone
-from .resolve import BackboneNotFound, build_dir, cache_dir, installed_build
+from .resolve import BackboneNotFound, cache_dir, installed_build
 
 backbone_app = typer.Typer(
     name="backbone", no_args_is_help=True, add_completion=False,
@@ -49,9 +49,15 @@ def install_command(
     if entry.module:
         msg.info(f"{name} ships as a package ({entry.packages[0]}, installed with spacy-paraphrase).")
         return
-    if (build_dir(name, cache) / "backbone.json").is_file() and not force:
-        msg.good(f"{name} is installed: {build_dir(name, cache)} (--force builds it again)")
-        return
+    if not force:
+        try:
+            built = installed_build(name, cache)
+        except BackboneNotFound as err:  # changed or unreadable: built again
+            msg.warn(str(err).split(": run")[0], "Building it again.")
+            built = None
+        if built is not None:
+            msg.good(f"{name} is installed: {built.location} (--force builds it again)")
+            return
     try:
         folder = install_backbone(entry, cache, find_links, force=True)
     except BuildError as err:

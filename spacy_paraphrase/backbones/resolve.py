@@ -141,8 +141,13 @@ def installed_build(name: str, cache: Optional[Path] = None) -> Optional[Resolve
     record_path = folder / RECORD_FILE
     if not record_path.is_file():
         return None
-    record = json.loads(record_path.read_text(encoding="utf8"))
-    pinned = record.get("files", {}).get("model.safetensors")
+    try:
+        record = json.loads(record_path.read_text(encoding="utf8"))
+        pinned = record.get("files", {}).get("model.safetensors")
+    except (ValueError, AttributeError) as err:
+        raise BackboneNotFound(
+            f"The offline build of '{name}' in {folder} has an unreadable {RECORD_FILE} ({err}): run "
+            f"`python -m spacy_paraphrase backbone install {name} --force`.") from None
     found = weights_sha256(folder)
     if found != pinned:
         raise BackboneNotFound(

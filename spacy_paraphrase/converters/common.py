@@ -9,7 +9,7 @@ from typing import Annotated, Callable, Dict, Iterator, List, Optional, Sequence
 
 import spacy
 import typer
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.vocab import Vocab
 from wasabi import msg
 

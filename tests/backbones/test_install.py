@@ -195,3 +195,21 @@ def test_a_changed_offline_build_is_refused(tmp_path, monkeypatch):
     install_backbone(entry, cache=cache, find_links=index, force=True)
     assert resolve_backbone(entry.name, cache=cache).source == "offline build"
     assert sorted(p.name for p in cache.iterdir()) == ["test--tiny-e5"]
+
+
+def test_a_broken_record_is_listed_as_broken_and_install_builds_again(tmp_path, monkeypatch):
+    entry, index = fake_entry(tmp_path)
+    cache = tmp_path / "cache"
+    folder = install_backbone(entry, cache=cache, find_links=index)
+    monkeypatch.setitem(CATALOG, entry.name, entry)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    (folder / RECORD_FILE).write_text('{"files": ')  # killed while written, or edited
+    runner = CliRunner()
+    listed = runner.invoke(app, ["backbone", "list", "--cache-dir", str(cache)])
+    assert listed.exit_code == 0 and "broken" in listed.output and "unreadable" in listed.output, listed.output
+    with pytest.raises(BackboneNotFound, match="unreadable"):
+        resolve_backbone(entry.name, cache=cache)
+    result = runner.invoke(app, ["backbone", "install", entry.name, "--cache-dir", str(cache),
+                                 "--find-links", str(index)])
+    assert result.exit_code == 0 and "Building it again" in result.output, result.output
+    assert resolve_backbone(entry.name, cache=cache).source == "offline build"
