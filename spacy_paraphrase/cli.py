@@ -32,7 +32,7 @@ from .converters.cli import convert_app
 from .corpus import PairCorpus
 from .cross_tuning import check_folds
 from .quantize import quantize_cli
-from .saving import SaveError, save_pipeline_to, save_settings_in_place
+from .saving import SaveError, check_save_target, save_pipeline_to, save_settings_in_place
 from .visualize.cli import visualize_cli
 from .spans.readout import check_highlight_scale
 
@@ -251,6 +251,13 @@ def find_threshold_cli(
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
 ):
     """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
+    target = save_to if save_to is not None else Path(model)
+    in_place = save_to is None or (Path(model).exists() and save_to.resolve() == Path(model).resolve())
+    if save or save_to is not None:
+        try:
+            check_save_target(target, in_place=in_place)
+        except SaveError as err:
+            msg.fail(str(err), exits=1)
     nlp = _load(model, gpu_id)
     pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
     values = [float(v) for v in numpy.linspace(start, end, n_trials)]
@@ -297,8 +304,6 @@ def find_threshold_cli(
         output.parent.mkdir(parents=True, exist_ok=True)
         srsly.write_json(output, {"key": key, "objective": label, "best": best["value"], "sweep": results})
     if save or save_to is not None:
-        target = save_to if save_to is not None else Path(model)
-        in_place = save_to is None or (Path(model).exists() and save_to.resolve() == Path(model).resolve())
         try:
             save_threshold(nlp, target, pipe_name, key, best["value"], in_place=in_place)
         except SaveError as err:

@@ -34,8 +34,7 @@ def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
     """Rewrite ``config.cfg`` and ``pipe_name``'s ``cfg`` file (when it has
     one) of the pipeline at ``model_dir`` from ``nlp``, which was loaded from it."""
     model_dir = Path(model_dir)
-    if not (model_dir / "config.cfg").is_file():
-        raise SaveError(f"{model_dir} is not a pipeline directory (no config.cfg).")
+    check_save_target(model_dir, in_place=True)
     cfg_file = model_dir / pipe_name / "cfg"
     if cfg_file.is_file():
         cfg = nlp.get_pipe(pipe_name).cfg
@@ -43,17 +42,42 @@ def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
     _replace_file(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
 
 
-def save_pipeline_to(nlp, target: Path) -> None:
-    """Write ``nlp`` to ``target`` (module doc): staged beside it, then swapped in."""
+def check_save_target(target: Path, *, in_place: bool) -> None:
+    """SaveError unless ``target`` can be saved to (module doc); called
+    before any work, so a refused target costs nothing."""
     target = Path(target)
-    if target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").is_file())):
+    if in_place:
+        if not (target / "config.cfg").is_file():
+            raise SaveError(f"{target} is not a pipeline directory (no config.cfg): use --save-to DIR.")
+    elif target.exists() and (not target.is_dir() or (any(target.iterdir()) and not (target / "config.cfg").is_file())):
         raise SaveError(f"{target} exists and is not a pipeline directory: give a new directory.")
+
+
+def _fsync_tree(folder: Path) -> None:
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as f:
+                os.fsync(f.fileno())
+
+
+def save_pipeline_to(nlp, target: Path) -> None:
+    """Write ``nlp`` to ``target`` (module doc): staged beside it, made
+    durable, then swapped in. Killed between the two renames of the swap, the
+    earlier pipeline is left in ``.{target name}.*/old`` beside ``target``."""
+    target = Path(target)
+    check_save_target(target, in_place=False)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     try:
         nlp.to_disk(staging / "pipeline")
+        _fsync_tree(staging / "pipeline")
         if target.exists():
-            (target).rename(staging / "old")
-        (staging / "pipeline").rename(target)
+            target.rename(staging / "old")
+        try:
+            (staging / "pipeline").rename(target)
+        except OSError:
+            if (staging / "old").exists():
+                (staging / "old").rename(target)
+            raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -49,7 +49,12 @@ def test_convert_bad_file_exits_with_line(tmp_path):
     assert result.exit_code == 1
     assert "line 2" in result.output
     result = runner.invoke(app, ["convert", "contextdep", str(bad), str(tmp_path / "o.spacy"), "--skip-bad"])
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # every row bad: nothing to write
+    assert "Skipped 1 bad rows" in result.output and not (tmp_path / "o.spacy").exists()
+    bad.write_text(HEADER + row("Q", "A", 1, "a b", [1], "c", [1]) + row("R", "A", 0, "d e", [0, 0], "f", [0]),
+                   encoding="utf-8")
+    result = runner.invoke(app, ["convert", "contextdep", str(bad), str(tmp_path / "o.spacy"), "--skip-bad"])
+    assert result.exit_code == 0, result.output
     assert "Skipped 1 bad rows" in result.output
 
 
@@ -170,6 +175,12 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     assert (weights.read_bytes(), weights.stat().st_mtime_ns) == before  # in place: only the settings files
     assert spacy.load(model).get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.4)
     assert not [p.name for p in model.rglob(".*")]  # no temporary files left
+    result = runner.invoke(app, args + ["--save-to", str(model)])  # the model itself: in place too
+    assert result.exit_code == 0 and (weights.read_bytes(), weights.stat().st_mtime_ns) == before, result.output
+    # a target that cannot be saved to is refused before the model loads
+    for save in (["--save-to", str(model / "config.cfg")], []):
+        bad = runner.invoke(app, ["find-threshold", "no_such_package", str(data), "--save"] + save)
+        assert bad.exit_code == 1 and "pipeline directory" in " ".join(bad.output.split()), bad.output
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")

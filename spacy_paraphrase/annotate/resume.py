@@ -16,7 +16,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional
+from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
 CHECKPOINT_VERSION = 1
 
@@ -101,14 +101,15 @@ class JobFiles:
             raise ResumeError(f"The errors file must differ from OUTPUT ({self.output}).")
         progress = None
         if self.checkpoint.exists() and not self.overwrite:
-            progress = self._resume_point()
+            progress, stored = self._resume_point()
+            if progress is None and stored.get("errors") != str(self.errors.resolve()):
+                # the stopped run committed nothing, but this errors file was not its own
+                self._refuse_nonempty([(self.errors, "The errors file")], "is not this output's errors file")
         elif not self.overwrite:
-            for path, what in ((self.output, "OUTPUT"), (self.errors, "The errors file")):
-                if path.exists() and path.stat().st_size > 0:
-                    raise ResumeError(
-                        f"{what} {path} exists and no checkpoint of an unfinished run is there "
-                        f"({self.checkpoint.name}); use --overwrite to replace it, or another path."
-                    )
+            self._refuse_nonempty(
+                [(self.output, "OUTPUT"), (self.errors, "The errors file")],
+                f"has no checkpoint of an unfinished run beside it ({self.checkpoint.name})",
+            )
         self.output.parent.mkdir(parents=True, exist_ok=True)
         self.errors.parent.mkdir(parents=True, exist_ok=True)
         if progress is None:
@@ -126,19 +127,30 @@ class JobFiles:
         self._err = open(self.errors, "ab")
         return progress
 
-    def _resume_point(self) -> Optional[Progress]:
-        """The saved progress to go on from; None when the stopped run had
-        committed nothing (whatever its arguments: there is nothing to keep)."""
+    @staticmethod
+    def _refuse_nonempty(files, why: str) -> None:
+        for path, what in files:
+            if path.exists() and path.stat().st_size > 0:
+                raise ResumeError(
+                    f"{what} {path} exists and {why}; use --overwrite to replace it, or another path."
+                )
+
+    def _resume_point(self) -> Tuple[Optional[Progress], Dict[str, Any]]:
+        """(the saved progress to go on from, the stored fingerprint); the
+        progress is None when the stopped run had committed nothing (whatever
+        its arguments: there is nothing to keep)."""
         try:
             saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
             stored = saved["fingerprint"]
+            if not isinstance(stored, dict):
+                raise TypeError("the fingerprint is not an object")
             progress = Progress(**saved["progress"])
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise ResumeError(
                 f"The checkpoint {self.checkpoint} cannot be read ({err}); use --overwrite to start over."
             ) from None
         if progress == Progress():
-            return None
+            return None, stored
         if saved.get("version") != CHECKPOINT_VERSION or stored != self.fingerprint:
             changed = sorted(k for k in set(stored) | set(self.fingerprint) if stored.get(k) != self.fingerprint.get(k))
             raise ResumeError(
@@ -153,7 +165,7 @@ class JobFiles:
                     f"{path} is shorter than its checkpoint says ({have} < {size} bytes): it was "
                     "changed after the run stopped. Use --overwrite to start over."
                 )
-        return progress
+        return progress, stored
 
     def write(self, records: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]]) -> None:
         """Append records to OUTPUT and entries to the errors file."""

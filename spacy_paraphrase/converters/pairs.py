@@ -47,6 +47,7 @@ This module also holds the helpers the other pair-classification converters
 """
 import csv
 import json
+import re
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -235,8 +236,8 @@ def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, U
         if not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
     text = open_text(path)
-    # split on "\n" only: str.splitlines also cuts at U+2028, \x85, \x1c ... inside a JSON string
-    for i, raw in enumerate(text.split("\n"), start=1):
+    # split on line ends only: str.splitlines also cuts at U+2028, \x85, \x1c ... inside a JSON string
+    for i, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
         if not raw.strip():
             continue
         try:

@@ -504,3 +504,6 @@ def test_pairs_keep_long_fields_and_unicode_line_separators(tmp_path, nlp):
     docs, report = convert_pairs(path, nlp.vocab)
     assert len(docs) == 2 and not report.skipped
     assert docs[0].spans["turns"][0].text.split() == odd.split()
+    for end in ("\r\n", "\r"):  # Windows and old Mac line ends are line ends
+        path = write(tmp_path, "ends.jsonl", "".join(json.dumps(r) + end for r in rows))
+        assert len(convert_pairs(path, nlp.vocab)[0]) == 2
