@@ -28,7 +28,6 @@ only then moved into place.
 import contextlib
 import random
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -41,6 +40,7 @@ from wasabi import msg
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
 from .encoder.shim import pipeline_transformer_modules, quantized_layer_count
 from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
+from .saving import staging_dir
 
 SMOOTH_SETTING = QUANTIZE_METHODS["smooth-int8"]
 DEFAULT_CALIBRATION_PAIRS = 128
@@ -224,8 +224,7 @@ def quantize_pipeline(
         calibrate_pipeline(nlp, docs, alpha)
         calibration = {"data": Path(calibrate).name, "pairs": len(docs), "alpha": float(alpha)}
     meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name, calibration)
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
+    staging = staging_dir(output_dir)
     try:
         copy = staging / "pipeline"
         if nlp is not None:  # the calibration is saved with the transformer's weights

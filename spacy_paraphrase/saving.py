@@ -9,6 +9,9 @@ directory behind (``find-threshold --save`` / ``--save-to``).
   folder beside DIR, which then replaces DIR. DIR must be new, empty or a
   pipeline directory (one with ``config.cfg``): anything else is refused, never
   replaced.
+
+``staging_dir`` is shared with ``quantize``: a staging folder a killed run
+left behind is removed by the next run writing to the same target.
 """
 import os
 import shutil
@@ -53,6 +56,24 @@ def check_save_target(target: Path, *, in_place: bool) -> None:
         raise SaveError(f"{target} exists and is not a pipeline directory: give a new directory.")
 
 
+STAGING_MARK = ".spacy_paraphrase_staging"
+
+
+def staging_dir(target: Path) -> Path:
+    """A new staging folder beside ``target`` (``.{name}.XXXXXXXX``), marked as
+    ours; the folders a killed earlier run left for ``target`` are removed
+    first (only those carrying this target's mark: nothing else is touched)."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mark = f"staging for {target.name}; safe to delete\n"
+    for old in target.parent.glob(f".{target.name}.*"):
+        if (old / STAGING_MARK).is_file() and (old / STAGING_MARK).read_text(errors="replace") == mark:
+            shutil.rmtree(old, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    (staging / STAGING_MARK).write_text(mark)
+    return staging
+
+
 def _fsync_tree(folder: Path) -> None:
     for path in folder.rglob("*"):
         if path.is_file():
@@ -63,11 +84,11 @@ def _fsync_tree(folder: Path) -> None:
 def save_pipeline_to(nlp, target: Path) -> None:
     """Write ``nlp`` to ``target`` (module doc): staged beside it, made
     durable, then swapped in. Killed between the two renames of the swap, the
-    earlier pipeline is left in ``.{target name}.*/old`` beside ``target``."""
+    earlier pipeline is left in ``.{target name}.*/old`` beside ``target``
+    (until the next save to ``target`` clears it)."""
     target = Path(target)
     check_save_target(target, in_place=False)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging = staging_dir(target)
     try:
         nlp.to_disk(staging / "pipeline")
         _fsync_tree(staging / "pipeline")
