@@ -84,14 +84,18 @@ def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
     assert result.exit_code == 1 and "Unknown highlight_scale 'top'" in result.output
 
 
-def test_find_threshold_save_updates_cfg_and_config(tmp_path, trained_pipeline):
+@pytest.fixture
+def model_and_data(tmp_path, trained_pipeline):
+    """(pipeline directory, .spacy file of its examples' gold Docs, the examples)."""
     nlp, examples = trained_pipeline
-    from spacy.tokens import DocBin
-
-    model = tmp_path / "model"
+    model, data = tmp_path / "model", tmp_path / "dev.spacy"
     nlp.to_disk(model)
-    data = tmp_path / "dev.spacy"
     DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+    return model, data, examples
+
+
+def test_find_threshold_save_updates_cfg_and_config(tmp_path, model_and_data):
+    model, data, _ = model_and_data
     result = runner.invoke(
         app, ["find-threshold", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
     )
@@ -161,12 +165,9 @@ def test_threshold_sweep_moves_pair_decisions(trained_pipeline):
     assert [r["seen_threshold"] for r in results] == [0.0, 1.01]
 
 
-def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_path, trained_pipeline):
-    nlp, examples = trained_pipeline
-    model = tmp_path / "model"
-    nlp.to_disk(model)
-    data = tmp_path / "dev.spacy"
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_path, trained_pipeline, model_and_data):
+    nlp, _ = trained_pipeline
+    model, data, _ = model_and_data
     weights = model / "transformer" / "model"
     before = (weights.read_bytes(), weights.stat().st_mtime_ns)
     args = ["find-threshold", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
@@ -197,12 +198,9 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 
-def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, trained_pipeline):
-    nlp, examples = trained_pipeline
-    model = tmp_path / "model"
-    nlp.to_disk(model)
-    data, empty = tmp_path / "dev.spacy", tmp_path / "empty.spacy"
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(data)
+def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, model_and_data):
+    model, data, examples = model_and_data
+    empty = tmp_path / "empty.spacy"
     DocBin().to_disk(empty)
     n = len(examples)
     for args, code, message in (

