@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 import srsly
 
@@ -25,7 +26,11 @@ class SaveError(ValueError):
     """The target cannot be written safely."""
 
 
-def _replace_file(path: Path, write) -> None:
+def replace_file(path: Path, write: Callable[[Path], None]) -> None:
+    """Write a file atomically: ``write(tmp)`` to ``.{name}.tmp`` beside
+    ``path``, synced, then renamed over ``path`` (a killed write leaves the old
+    file or none, never half of one)."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp")
     write(tmp)
     with open(tmp, "rb") as f:
@@ -41,8 +46,8 @@ def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
     cfg_file = model_dir / pipe_name / "cfg"
     if cfg_file.is_file():
         cfg = nlp.get_pipe(pipe_name).cfg
-        _replace_file(cfg_file, lambda p: srsly.write_json(p, cfg))
-    _replace_file(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
+        replace_file(cfg_file, lambda p: srsly.write_json(p, cfg))
+    replace_file(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
 
 
 def check_save_target(target: Path, *, in_place: bool) -> None:

@@ -10,7 +10,6 @@ bi-encoder benchmark all read exactly the same pairs:
 Both shuffle with ``random.Random(seed)`` and keep every Doc's spans, cats
 and span-group attrs unchanged.
 """
-import os
 import random
 from pathlib import Path
 from typing import List, Sequence, Tuple, Union
@@ -19,6 +18,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from .corpus import read_pair_docs
+from .saving import replace_file
 
 
 def shuffled(docs: List[Doc], seed: int) -> List[Doc]:
@@ -47,9 +47,7 @@ def write_docs(docs: List[Doc], path: Union[str, Path]) -> None:
     renamed into place: a killed write leaves the old file or none."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    DocBin(docs=docs, store_user_data=True).to_disk(tmp)
-    os.replace(tmp, path)
+    replace_file(path, DocBin(docs=docs, store_user_data=True).to_disk)
 
 
 def check_outputs(inputs: Sequence[Union[str, Path]], outputs: Sequence[Union[str, Path]]) -> None:

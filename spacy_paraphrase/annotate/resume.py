@@ -18,6 +18,8 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
 
+from ..saving import replace_file
+
 CHECKPOINT_VERSION = 1
 
 
@@ -186,12 +188,7 @@ class JobFiles:
             "fingerprint": self.fingerprint,
             "progress": dataclasses.asdict(progress),
         }
-        tmp = self.checkpoint.with_name(self.checkpoint.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(state, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.checkpoint)
+        replace_file(self.checkpoint, lambda tmp: tmp.write_text(json.dumps(state, indent=1), encoding="utf-8"))
 
     def close(self) -> None:
         for f in (self._out, self._err):
