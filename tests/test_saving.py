@@ -1,4 +1,5 @@
-"""Staging folders of the commands that write a pipeline (saving.py)."""
+"""saving.py: staging folders of the commands that write a pipeline, and the
+staged swap of `--save-to`."""
 import pathlib
 
 import pytest
