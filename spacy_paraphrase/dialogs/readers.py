@@ -12,6 +12,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
 from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
 from .sources import (
+    IdTypes,
     RecordError,
     as_id,
     as_order,
@@ -58,14 +59,15 @@ def read_convokit(
     ``by_timestamp`` the (numeric) timestamp order, ties in file order."""
     utt_file = _convokit_file(Path(path))
     report = reporter(on_problem)
+    id_types = IdTypes("conversation_id")
 
     def parse(record, line):
         if not isinstance(record, dict):
             raise RecordError(f"expected a JSON object, got {json_type(record)}")
         utt_id = as_id(_first_key(record, ("id",), "id"), "id")
         speaker = as_speaker(_first_key(record, ("speaker", "user"), "speaker"))
-        conversation_id = _first_key(record, ("conversation_id", "root"), "conversation_id")
-        conversation_id = as_id(conversation_id, "conversation_id")
+        raw_conversation_id = _first_key(record, ("conversation_id", "root"), "conversation_id")
+        conversation_id = as_id(raw_conversation_id, "conversation_id")
         text = as_text(_first_key(record, ("text",), "text"))
         reply_to = record.get("reply-to", record.get("reply_to"))
         reply_to = None if reply_to is None else as_id(reply_to, "reply-to")
@@ -75,6 +77,7 @@ def read_convokit(
         meta = {} if meta is None else meta
         if not isinstance(meta, dict):
             raise RecordError(f"meta must be an object, got {json_type(meta)}")
+        id_types.check(raw_conversation_id, conversation_id)
 
         def make(position: int) -> Utterance:
             return Utterance(utt_id, conversation_id, speaker, text, reply_to=reply_to,

@@ -20,6 +20,12 @@ from ..converters.pairs import QUOTING, ROW_HINT
 from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance
 
 
+# The deepest nesting of lists and objects a JSON record may have: deeper ones
+# are malformed (Python's own JSON module gives up at about 1000 levels, and a
+# record must still be written back out with room to spare).
+MAX_JSON_DEPTH = 100
+
+
 class RecordError(ValueError):
     """One record is malformed; the message is the reason."""
 
@@ -50,6 +56,26 @@ def as_id(value: Any, what: str) -> str:
     if not value.strip():
         raise RecordError(f"{what} is empty")
     return value
+
+
+class IdTypes:
+    """The JSON type under which each id (by its string) was first met: an id
+    given as a number in one record and as a string in another (``1`` and
+    ``"1"``) names two things, which must never be merged into one."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self._types: Dict[str, str] = {}
+
+    def check(self, value: Any, key: str) -> None:
+        """RecordError when ``key`` (``as_id(value)``) was met as another JSON type."""
+        kind = json_type(value)
+        first = self._types.setdefault(key, kind)
+        if first != kind:
+            raise RecordError(
+                f"{self.what} {value!r} is a {kind} here but a {first} in an earlier record: ids of "
+                "different JSON types are different ids (give them one type)"
+            )
 
 
 def as_speaker(value: Any, what: str = "speaker") -> str:
@@ -107,16 +133,38 @@ def _decode(raw: bytes, start: int) -> str:
     return raw.decode("utf-8")
 
 
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and objects nest in a JSON value (0 for a scalar);
+    iterative, so any depth that parsed can be measured."""
+    depth, level = 0, [(value, 1)]
+    while level:
+        item, d = level.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            depth = max(depth, d)
+            level.extend((child, d + 1) for child in item if isinstance(child, (list, dict)))
+    return depth
+
+
 def parse_json_line(raw: bytes, start: int) -> Any:
-    """The JSON value of one line (RecordError if undecodable or invalid)."""
+    """The JSON value of one line (RecordError if undecodable, invalid or
+    nested deeper than MAX_JSON_DEPTH)."""
     try:
         text = _decode(raw, start)
     except UnicodeDecodeError as err:
         raise RecordError(f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)") from None
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as err:
         raise RecordError(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)") from None
+    except RecursionError:
+        value = None
+    else:
+        # only a line with many brackets can nest deeply: the others cost a count
+        if text.count("[") + text.count("{") <= MAX_JSON_DEPTH or nesting_depth(value) <= MAX_JSON_DEPTH:
+            return value
+    raise RecordError(f"lists and objects nested more than {MAX_JSON_DEPTH} levels deep")
 
 
 def iter_json_lines(path: Path, report: OnProblem) -> Iterator[Tuple[int, int, int, Any]]:
@@ -144,13 +192,17 @@ def read_json_at(fh, start: int, end: int) -> Any:
 class _Lines:
     """The decoded lines of a binary file for csv.reader, counting lines and
     bytes; an undecodable line is reported (its record is then left out) and
-    decoded with replacement characters, so the quoting around it holds."""
+    decoded with replacement characters, so the quoting around it holds.
+    ``starts`` holds the start byte of each line of the current record, so
+    that reading can go on at its second line (``restart``)."""
 
     def __init__(self, fh, path: Path, report: OnProblem):
         self.fh, self.path, self.report = fh, path, report
         self.number = 0
         self.offset = 0
         self.last_bad = 0
+        self.reported: set = set()
+        self.starts: List[int] = []
 
     def __iter__(self):
         return self
@@ -160,44 +212,96 @@ class _Lines:
         if not raw:
             raise StopIteration
         start = self.offset
+        self.starts.append(start)
         self.number += 1
         self.offset += len(raw)
         try:
             return _decode(raw, start)
         except UnicodeDecodeError as err:
             self.last_bad = self.number
-            self.report(Problem(str(self.path), self.number, f"not valid UTF-8 ({err.reason})"))
+            if self.number not in self.reported:  # a line read again after a restart
+                self.reported.add(self.number)
+                self.report(Problem(str(self.path), self.number, f"not valid UTF-8 ({err.reason})"))
             return raw.decode("utf-8", errors="replace")
 
+    def restart(self, line: int) -> None:
+        """Go back to the start of ``line``, the second line of the current record."""
+        self.fh.seek(self.starts[1])
+        self.number, self.offset = line - 1, self.starts[1]
+        self.last_bad = 0  # a bad line further on is met (and known) again
 
-def iter_csv_records(
-    path: Path, delimiter: str, quoting: int, report: OnProblem
-) -> Iterator[Tuple[int, int, int, List[str]]]:
+
+def _csv_reader(lines, delimiter: str, quoting: int):
+    # strict: a quote left open (the record would run to the end of the file)
+    # or text after a closing quote is an error, never a silent guess
+    return csv.reader(lines, delimiter=delimiter, quoting=quoting, strict=True)
+
+
+class CsvRecords:
     """(line where the record starts, start byte, end byte, fields) of each
-    non-blank CSV/TSV record; an unreadable record is reported and skipped."""
-    with open_binary(path) as fh:
-        lines = _Lines(fh, path, report)
-        reader = csv.reader(lines, delimiter=delimiter, quoting=quoting)
-        while True:
-            start, line = lines.offset, lines.number + 1
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error as err:
-                report(Problem(str(path), line, f"unreadable record: {err} ({ROW_HINT})"))
-                continue
-            if lines.last_bad >= line:
-                continue  # already reported
-            if not row or (len(row) == 1 and not row[0].strip()):
-                continue
-            yield line, start, lines.offset, row
+    non-blank CSV/TSV record; an unreadable record is reported and skipped.
+
+    Records are read strictly (a quote left open, text after a closing
+    quote: malformed). A record over several lines that is unreadable, or
+    whose number of fields is not ``width`` (set once the header is read), is
+    reported at its first line and reading goes on at its second line: a
+    stray quote never swallows the rows after it."""
+
+    def __init__(self, path: Path, delimiter: str, quoting: int, report: OnProblem):
+        self.path, self.delimiter, self.quoting, self.report = path, delimiter, quoting, report
+        self.width: Optional[int] = None
+        self._records = self._read()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> Tuple[int, int, int, List[str]]:
+        return next(self._records)
+
+    def _read(self) -> Iterator[Tuple[int, int, int, List[str]]]:
+        path = self.path
+        with open_binary(path) as fh:
+            lines = _Lines(fh, path, self.report)
+            reader = _csv_reader(lines, self.delimiter, self.quoting)
+            while True:
+                start, line = lines.offset, lines.number + 1
+                lines.starts = []
+                why = None
+                try:
+                    row = next(reader)
+                except StopIteration:
+                    return
+                except csv.Error as err:
+                    row, why = None, f"unreadable record: {err} ({ROW_HINT})"
+                several = lines.number > line
+                if row is not None and lines.last_bad >= line and not several:
+                    continue  # already reported
+                if row is not None and self.width is not None and len(row) != self.width and several:
+                    why = f"expected {self.width} fields (as the header), found {len(row)} ({ROW_HINT})"
+                if row is not None and why is None and lines.last_bad >= line:
+                    continue  # already reported
+                if why is not None:
+                    if several:
+                        why += f"; the record ran on to line {lines.number}, reading goes on at line {line + 1}"
+                        lines.restart(line + 1)
+                        reader = _csv_reader(lines, self.delimiter, self.quoting)
+                    if lines.last_bad != line:  # else reported already, as not valid UTF-8
+                        self.report(Problem(str(path), line, why))
+                    continue
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    continue
+                yield line, start, lines.offset, row
+
+
+def iter_csv_records(path: Path, delimiter: str, quoting: int, report: OnProblem) -> CsvRecords:
+    """``CsvRecords(path, delimiter, quoting, report)``."""
+    return CsvRecords(path, delimiter, quoting, report)
 
 
 def read_csv_at(fh, start: int, end: int, delimiter: str, quoting: int) -> List[str]:
     fh.seek(start)
     text = _decode(fh.read(end - start), start)
-    return next(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting))
+    return next(_csv_reader(io.StringIO(text, newline=""), delimiter, quoting))
 
 
 class GroupIndex:

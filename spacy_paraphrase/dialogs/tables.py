@@ -14,6 +14,7 @@ from .records import (
     reporter,
 )
 from .sources import (
+    IdTypes,
     RecordError,
     as_id,
     as_order,
@@ -50,7 +51,15 @@ def _header(path: Path, delimiter: str, quoting: int, report: OnProblem):
         line, _, _, names = next(records)
     except StopIteration:
         raise DialogFormatError(f"{path}: the file is empty (no header)") from None
-    return line, [name.strip() for name in names], records
+    names = [name.strip() for name in names]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise DialogFormatError(
+            f"{path}, line {line}: the header names column(s) {repeated} more than once; "
+            "rename them so that each column has its own name"
+        )
+    records.width = len(names)
+    return line, names, records
 
 
 def _missing(path: Path, line: int, needed: Sequence[str], names: Sequence[str], delimiter: str):
@@ -114,6 +123,8 @@ def read_turn_table(
         def read_at(fh, start, end):
             return read_csv_at(fh, start, end, fmt, quote)
 
+    id_types = IdTypes(conversation_column)
+
     def parse(record, line):
         if names is None:
             row = _as_object(record)
@@ -121,7 +132,8 @@ def read_turn_table(
             if len(record) != len(names):
                 raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
             row = dict(zip(names, record))
-        conversation_id = as_id(_field(row, conversation_column), conversation_column)
+        raw_conversation_id = _field(row, conversation_column)
+        conversation_id = as_id(raw_conversation_id, conversation_column)
         speaker = as_speaker(_field(row, speaker_column), speaker_column)
         text = as_text(_field(row, text_column), text_column)
         order = as_order(_field(row, order_column), order_column) if order_column else 0.0
@@ -135,6 +147,7 @@ def read_turn_table(
                 reply_to = as_id(value, reply_name)
         used = {conversation_column, speaker_column, text_column, order_column, id_name, reply_name}
         meta = {key: value for key, value in row.items() if key not in used}
+        id_types.check(raw_conversation_id, conversation_id)
 
         def make(position: int) -> Utterance:
             return Utterance(

@@ -106,10 +106,10 @@ def test_table_malformed_rows_are_reported(tmp_path):
 def test_jsonl_table_problems(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", [
         {"conversation_id": 7, "speaker": "x", "text": "int ids are fine"},
-        {"conversation_id": "7", "speaker": "y"},
-        {"conversation_id": "7", "speaker": ["y"], "text": "t"},
-        {"conversation_id": "7", "speaker": "y", "text": "dup", "id": "7-0"},
-        {"conversation_id": "7", "speaker": "y", "text": "end"},
+        {"conversation_id": 7, "speaker": "y"},
+        {"conversation_id": 7, "speaker": ["y"], "text": "t"},
+        {"conversation_id": 7, "speaker": "y", "text": "dup", "id": "7-0"},
+        {"conversation_id": 7, "speaker": "y", "text": "end"},
     ])
     problems = ProblemCollector()
     (conversation,) = read_turn_table(path, on_problem=problems)
