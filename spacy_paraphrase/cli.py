@@ -167,9 +167,15 @@ def save_threshold(nlp, model_dir: Path, pipe_name: str, key: str, value: float,
     cfg and ``config.cfg`` in agreement: in place, only those two files are
     rewritten; else the whole pipeline is written to ``model_dir``
     (spacy_paraphrase/saving.py). SaveError when that is not safe."""
+    save_settings(nlp, model_dir, pipe_name, {key: float(value)}, in_place=in_place)
+
+
+def save_settings(nlp, model_dir: Path, pipe_name: str, settings: Dict[str, object], *, in_place: bool) -> None:
+    """``save_threshold`` for several cfg keys at once (e.g. the span decoding)."""
     pipe = nlp.get_pipe(pipe_name)
-    pipe.cfg[key] = float(value)
-    nlp.get_pipe_config(pipe_name)[key] = float(value)
+    for key, value in settings.items():
+        pipe.cfg[key] = value
+        nlp.get_pipe_config(pipe_name)[key] = value
     if in_place:
         save_settings_in_place(nlp, model_dir, pipe_name)
     else:
@@ -225,12 +231,61 @@ def _classifier_objective(pipe_name: str, scores_key: str):
     return pair_thresholds.default_objective(pipe_name)
 
 
+SETTINGS_KEYS = ("decoding", "vote_share")
+
+
+def _fit_settings(nlp, examples: List[Example], pipe_name: str, pipe, key: str, values: List[float],
+                  scores_key: str, output: Optional[Path], target: Optional[Path], in_place: bool) -> None:
+    """find-threshold --key decoding | vote_share: tune the span decoding
+    settings (with the highlight threshold) or fit the vote-share map on the
+    processed pairs, show the scores before and after, save and write them."""
+    readout = pipe.readout
+    try:
+        if key == "decoding":
+            objectives = {k: thresholds.score_key_objective(scores_key) for k in thresholds.SWEEP_KEYS[1:]} \
+                if scores_key else None
+            settings = thresholds.tune_decoding(examples, readout, pipe_name, values, objectives, pipe.scorer)
+        else:
+            share_map = thresholds.fit_share_map(examples, readout)
+            if share_map is None:
+                msg.fail("Fitting the vote share needs pair Docs with annotator votes (attrs['votes']), "
+                         "as `convert contextdep` writes them", exits=1)
+            settings = {"vote_share_map": share_map}
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    before = thresholds.score_docs(examples, readout, pipe_name, pipe.scorer)
+    thresholds.annotate([eg.predicted for eg in examples], readout.replace(**settings))
+    after = thresholds.score_docs(examples, readout.replace(**settings), pipe_name, pipe.scorer)
+    thresholds.annotate([eg.predicted for eg in examples], readout)
+    msg.table([(k, str(v)) for k, v in settings.items()], header=("setting", "value"), divider=True)
+    shown = [k for k in SHOWN_SPANS if before.get(f"{pipe_name}_{k}") is not None]
+    msg.table([(k, f"{before[f'{pipe_name}_{k}']:.4f}", f"{after[f'{pipe_name}_{k}']:.4f}") for k in shown],
+              header=("score", "before", "after"), divider=True)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, {"key": key, "best": settings, "before": before, "after": after})
+    if target is not None:
+        try:
+            save_settings(nlp, target, pipe_name, settings, in_place=in_place)
+        except SaveError as err:
+            msg.fail(str(err), exits=1)
+        msg.good(f"Saved {', '.join(settings)} in {target}")
+
+
+SHOWN_SPANS = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f",
+               "spans_per_turn", "one_word_spans", "vote_share_pearson", "vote_share_ece", "agreement_spearman")
+
+
 @app.command("find-threshold")
 def find_threshold_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
     pipe_name: str = typer.Option("", "--pipe", "-p", help=PIPE_HELP),
-    key: str = typer.Option("threshold", "--key", "-k", help="threshold | highlight_threshold (paraphrase_spans only)"),
+    key: str = typer.Option(
+        "threshold", "--key", "-k",
+        help="threshold | highlight_threshold | decoding (the span decoding settings with the highlight "
+             "threshold) | vote_share (fit the vote-share map to the annotator votes); all but threshold: "
+             "paraphrase_spans only"),
     scores_key: str = typer.Option(
         "", "--scores-key", "-s",
         help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for "
@@ -275,10 +330,17 @@ def find_threshold_cli(
             msg.fail(str(err), exits=1)
         shown = [f"{pipe_name}_acc", f"{pipe_name}_macro_f", f"{pipe_name}_pos_p", f"{pipe_name}_pos_r",
                  f"{pipe_name}_pos_f"]
+    elif key in SETTINGS_KEYS:
+        _check_no_quantiles(n_quantiles)
+        set_highlight_scale(nlp, pipe_name, highlight_scale)
+        examples = _processed(nlp, _examples(nlp, data), batch_size)
+        _fit_settings(nlp, examples, pipe_name, pipe, key, values, scores_key, output,
+                      target if (save or save_to is not None) else None, in_place)
+        return
     else:
         _check_no_quantiles(n_quantiles)
         if key not in thresholds.KEYS:
-            msg.fail(f"--key must be one of {', '.join(thresholds.KEYS)}, not {key!r}", exits=1)
+            msg.fail(f"--key must be one of {', '.join(thresholds.KEYS + SETTINGS_KEYS)}, not {key!r}", exits=1)
         set_highlight_scale(nlp, pipe_name, highlight_scale)
         examples = _examples(nlp, data)
         results = threshold_sweep(nlp, examples, pipe_name, key, values, batch_size)
@@ -322,10 +384,19 @@ def cross_tune_cli(
         help="Score the pair threshold maximizes (default: {pipe}_pair_macro_f; {pipe}_macro_f for a pair_classifier)"),
     highlight_scores_key: str = typer.Option(
         "", "--highlight-scores-key",
-        help="Score the highlight threshold maximizes (default: mean of the two Jaccards; e.g. {pipe}_token_f)"),
+        help="Score the highlight threshold and the span decoding maximize (default: mean of the two Jaccards; "
+             "e.g. {pipe}_token_f)"),
     highlight_scale: str = typer.Option(
         "", "--highlight-scale", help="Highlight rule to estimate: absolute | turn_max (default: the pipeline's own)"),
     n_quantiles: Optional[int] = typer.Option(None, "--n-quantiles", min=0, help=QUANTILES_HELP),
+    decoding: bool = typer.Option(
+        True, "--decoding/--no-decoding",
+        help="paraphrase_spans: also tune the span decoding settings on the tuning folds (--no-decoding: "
+             "keep the pipeline's)"),
+    vote_share: bool = typer.Option(
+        True, "--vote-share/--no-vote-share",
+        help="paraphrase_spans: also fit the vote-share map on the tuning folds (pairs with annotator votes; "
+             "--no-vote-share: keep the pipeline's)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
     batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
     gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
@@ -359,22 +430,23 @@ def cross_tune_cli(
         set_highlight_scale(nlp, pipe_name, highlight_scale)
         examples = _processed(nlp, examples, batch_size)
         objectives = {}
-        for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key)):
+        for key, scores_key in [("threshold", pair_scores_key)] + [(k, highlight_scores_key) for k in thresholds.SWEEP_KEYS[1:]]:
             if scores_key:
                 objectives[key] = thresholds.score_key_objective(scores_key)
         try:
             result = thresholds.cross_tuned_scores(
                 examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives,
-                scorer=pipe.scorer,
+                scorer=pipe.scorer, decoding=decoding, vote_share=vote_share,
             )
         except ValueError as err:
             msg.fail(str(err), exits=1)
+        result["decoding"], result["vote_share"] = decoding, vote_share
         result["highlight_scale"] = pipe.cfg.get("highlight_scale", "absolute")
         result["objectives"] = {
             key: (scores_key or thresholds.default_objective(pipe_name, key)[0])
             for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))
         }
-        shown = ["pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f"]
+        shown = list(SHOWN_SPANS)
     rows = [(k, f"{result['scores'][f'{pipe_name}_{k}']:.4f}", f"{result['spread'][f'{pipe_name}_{k}']:.4f}")
             for k in shown if f"{pipe_name}_{k}" in result["scores"]]
     msg.table(rows, header=("score", f"mean of {folds * repeats} held-out folds", "sd"), divider=True)

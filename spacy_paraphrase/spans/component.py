@@ -16,7 +16,7 @@ cross-entropy, averaged over the tokens that have wordpieces, plus the optional
 pair loss (``pair_loss_weight``, see ``ParaphraseSpans.get_loss``).
 """
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -68,6 +68,11 @@ DEFAULT_SCORE_WEIGHTS = {
         "threshold": 0.5,
         "highlight_threshold": 0.5,
         "highlight_scale": "absolute",
+        "max_gap": 0,
+        "min_span_length": 0,
+        "max_spans": 0,
+        "trim_edges": False,
+        "vote_share_map": None,
         "pair_loss_weight": 0.0,
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
@@ -82,6 +87,11 @@ def make_paraphrase_spans(
     threshold: float,
     highlight_threshold: float,
     highlight_scale: str,
+    max_gap: int,
+    min_span_length: int,
+    max_spans: int,
+    trim_edges: bool,
+    vote_share_map: Optional[Dict[str, Any]],
     pair_loss_weight: float,
     scorer: Optional[Callable],
 ) -> "ParaphraseSpans":
@@ -94,6 +104,11 @@ def make_paraphrase_spans(
         threshold=threshold,
         highlight_threshold=highlight_threshold,
         highlight_scale=highlight_scale,
+        max_gap=max_gap,
+        min_span_length=min_span_length,
+        max_spans=max_spans,
+        trim_edges=trim_edges,
+        vote_share_map=vote_share_map,
         pair_loss_weight=pair_loss_weight,
         scorer=scorer,
     )
@@ -127,6 +142,11 @@ class ParaphraseSpans(TrainablePipe):
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
         highlight_scale: str = "absolute",
+        max_gap: int = 0,
+        min_span_length: int = 0,
+        max_spans: int = 0,
+        trim_edges: bool = False,
+        vote_share_map: Optional[Dict[str, Any]] = None,
         pair_loss_weight: float = 0.0,
         scorer: Optional[Callable] = None,
     ) -> None:
@@ -140,6 +160,11 @@ class ParaphraseSpans(TrainablePipe):
             "threshold": threshold,
             "highlight_threshold": highlight_threshold,
             "highlight_scale": highlight_scale,
+            "max_gap": max_gap,
+            "min_span_length": min_span_length,
+            "max_spans": max_spans,
+            "trim_edges": trim_edges,
+            "vote_share_map": vote_share_map,
             "pair_loss_weight": pair_loss_weight,
         }
         Readout.from_cfg(self.cfg)  # validates the settings (e.g. an unknown highlight_scale)

@@ -11,7 +11,9 @@ import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
 from ..pair_doc import get_turns, runs_to_spans
+from .decoding import check_decoding, decode_turn
 from .model import TokenScores
+from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
 
 SOURCE_LABEL = "SOURCE"
 PARAPHRASE_LABEL = "PARAPHRASE"
@@ -149,9 +151,21 @@ class Readout:
     highlight_scale: str = "absolute"
     spans_key: str = "paraphrase"
     cats_key: str = "PARAPHRASE"
+    max_gap: int = 0
+    min_span_length: int = 0
+    max_spans: int = 0
+    trim_edges: bool = False
+    vote_share_map: Optional[Dict[str, object]] = None
 
     def __post_init__(self) -> None:
         check_highlight_scale(self.highlight_scale)
+        for name in ("max_gap", "min_span_length", "max_spans"):
+            value = getattr(self, name)
+            # a tuned value may come back as a whole float (2.0): keep it an int
+            if isinstance(value, float) and value.is_integer():
+                object.__setattr__(self, name, int(value))
+        check_decoding(self.max_gap, self.min_span_length, self.max_spans, self.trim_edges)
+        check_vote_share_map(self.vote_share_map)
         for name in ("threshold", "highlight_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -188,14 +202,37 @@ class Readout:
         """Whether the pair passes: pair score >= ``threshold``."""
         return self.pair_score(doc, probs) >= self.threshold
 
-    def highlight_flags(self, doc: Doc, probs: numpy.ndarray) -> numpy.ndarray:
-        """Which tokens are highlighted (bool per token), whether or not the
-        pair passes (the scorer's Jaccard reads this)."""
-        return highlight_flags(doc, probs, self.highlight_threshold, self.highlight_scale)
-
     def highlight_spans(self, doc: Doc, probs: numpy.ndarray) -> List[Span]:
-        """The maximal runs of highlighted tokens, SOURCE / PARAPHRASE."""
-        return highlight_runs(doc, probs, self.highlight_threshold, self.highlight_scale)
+        """The spans of the highlighted tokens (``highlight_flags`` on
+        ``highlight_threshold`` / ``highlight_scale``) decoded into phrases by
+        ``max_gap``, ``trim_edges``, ``min_span_length`` and ``max_spans``
+        (``decoding.py``; the defaults keep every maximal run: the paper's
+        rule), SOURCE in the first turn, PARAPHRASE in the second."""
+        flags = highlight_flags(doc, probs, self.highlight_threshold, self.highlight_scale)
+        spans: List[Span] = []
+        for label, turn in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(doc)):
+            spans.extend(decode_turn(
+                doc, flags, probs, turn.start, turn.end, label, max_gap=self.max_gap,
+                min_span_length=self.min_span_length, max_spans=self.max_spans, trim_edges=self.trim_edges,
+            ))
+        return spans
+
+    def highlight_flags(self, doc: Doc, probs: numpy.ndarray) -> numpy.ndarray:
+        """Which tokens are highlighted (bool per token): those inside the
+        decoded spans (``highlight_spans``), whether or not the pair passes
+        (the scorer's Jaccard reads this)."""
+        flags = numpy.zeros((len(doc),), dtype=bool)
+        for span in self.highlight_spans(doc, probs):
+            flags[span.start : span.end] = True
+        return flags
+
+    def vote_share(self, doc: Doc, probs: numpy.ndarray, pair_score: float) -> float:
+        """The predicted share of annotators who would call the pair a
+        paraphrase: ``vote_share_map`` applied to the pair's features
+        (``vote_share.py``); without a map, the pair score itself."""
+        if self.vote_share_map is None:
+            return float(pair_score)
+        return VoteShareMap.from_cfg(self.vote_share_map).predict_doc(doc, probs)
 
     def annotate(
         self,
@@ -224,11 +261,13 @@ class Readout:
         group.attrs["scores"] = [float(numpy.nanmean(probs[s.start : s.end])) for s in spans]
         group.attrs["token_probs"] = probs
         group.attrs["pair_score"] = pair_score
-        # The pair score read as the predicted share of annotators who would call
-        # the pair a paraphrase (calibrated to that share by soft training), and
-        # how clear-cut that call is: 1.0 = all would agree, 0.0 = an even split.
-        group.attrs["vote_share"] = pair_score
-        group.attrs["agreement"] = abs(2.0 * pair_score - 1.0)
+        # The predicted share of annotators calling the pair a paraphrase, the
+        # chance that two such annotators agree, and how far the decision is
+        # from flipping (README.md, "What the component writes").
+        share = self.vote_share(doc, probs, pair_score)
+        group.attrs["vote_share"] = share
+        group.attrs["agreement"] = agreement_of_share(share)
+        group.attrs["margin"] = float(pair_score - self.threshold)
         group.attrs["truncated"] = bool(n_cut > 0)
         group.attrs["n_cut_tokens"] = int(n_cut)
         group.attrs["n_windows"] = int(n_windows)
@@ -254,3 +293,6 @@ class Readout:
 
 
 READOUT_KEYS = tuple(f.name for f in dataclasses.fields(Readout))
+# The decoding settings of the paper's plain rule: every maximal run of
+# highlighted tokens is a span.
+PLAIN_DECODING = {"max_gap": 0, "min_span_length": 0, "max_spans": 0, "trim_edges": False}

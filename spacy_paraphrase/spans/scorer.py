@@ -36,7 +36,9 @@ from spacy.util import registry
 
 from ..metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
 from ..pair_doc import get_turns
-from .readout import Readout
+from .decoding import is_word
+from .readout import PLAIN_DECODING, Readout
+from .vote_share import share_scores
 
 
 def reference_token_targets(doc: Doc, spans_key: str) -> numpy.ndarray:
@@ -95,6 +97,12 @@ def _pred_tokens(doc: Doc, spans_key: str) -> numpy.ndarray:
     return out
 
 
+def span_word_counts(doc: Doc, spans_key: str) -> List[Tuple[str, int]]:
+    """(label, number of words) of every output span of a processed Doc; a
+    word is a token that is neither whitespace nor punctuation."""
+    return [(span.label_, sum(is_word(t) for t in span)) for span in doc.spans.get(spans_key, [])]
+
+
 def soft_scores(
     pair_scores: List[float],
     gold_pairs: List[bool],
@@ -134,22 +142,14 @@ def score_paraphrase_spans(  # noqa: C901
     name: str = "paraphrase_spans",
     spans_key: str = "paraphrase",
     cats_key: str = "PARAPHRASE",
-    threshold: float = 0.5,
-    highlight_threshold: float = 0.5,
-    highlight_scale: str = "absolute",
     **kwargs,
 ) -> Dict[str, Optional[float]]:
     """Score predicted pair Docs against reference pair Docs (see module doc).
-    The settings are those of the component's ``Readout`` (its cfg keys)."""
-    readout = Readout(
-        threshold=threshold,
-        highlight_threshold=highlight_threshold,
-        highlight_scale=highlight_scale,
-        spans_key=spans_key,
-        cats_key=cats_key,
-    )
-    # the paper's exact Jaccard variant: highlight threshold 0.5, absolute
-    paper = readout.replace(highlight_threshold=0.5, highlight_scale="absolute")
+    The settings are those of the component's ``Readout`` (its cfg keys;
+    other keyword arguments are ignored)."""
+    readout = Readout.from_cfg({**kwargs, "spans_key": spans_key, "cats_key": cats_key})
+    # the paper's exact Jaccard variant: highlight threshold 0.5, absolute, every run a span
+    paper = readout.replace(highlight_threshold=0.5, highlight_scale="absolute", **PLAIN_DECODING)
     gold_pairs: List[bool] = []
     pred_pairs: List[bool] = []
     jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_p50", "second_p50")}
@@ -159,6 +159,10 @@ def score_paraphrase_spans(  # noqa: C901
     soft_p: List[numpy.ndarray] = []
     soft_s: List[numpy.ndarray] = []
     all_soft = True
+    votes: List[Tuple[int, int]] = []
+    pred_shares: List[float] = []
+    span_lengths: List[int] = []
+    n_highlighted_turns = 0
     for eg in examples:
         pred_doc, ref_doc = eg.predicted, eg.reference
         if len(pred_doc) != len(ref_doc):
@@ -181,6 +185,8 @@ def score_paraphrase_spans(  # noqa: C901
             soft_p.append(probs[keep])
             soft_s.append(share[keep])
             shares.append(k / max(n, 1))
+            votes.append((k, n))
+            pred_shares.append(float(pred_doc.spans[spans_key].attrs.get("vote_share", score)))
         else:
             all_soft = False
         for suffix, rule in (("", readout), ("_p50", paper)):
@@ -189,6 +195,9 @@ def score_paraphrase_spans(  # noqa: C901
                 j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
                 if j is not None:
                     jacc[t + suffix].append(j)
+        lengths = span_word_counts(pred_doc, spans_key)
+        span_lengths.extend(n_words for _, n_words in lengths)
+        n_highlighted_turns += len({label for label, _ in lengths})
         pred_words = _pred_tokens(pred_doc, spans_key)
         tok_tp += float((gold_words & pred_words).sum())
         tok_fp += float((~gold_words & pred_words).sum())
@@ -199,8 +208,12 @@ def score_paraphrase_spans(  # noqa: C901
         if not key.endswith("_p50"):
             scores[f"{name}_jaccard_{key}_n"] = len(values)
     if not all_soft:
-        shares, soft_p, soft_s = [], [], []
+        shares, soft_p, soft_s, votes, pred_shares = [], [], [], [], []
     scores.update(soft_scores(pair_scores, gold_pairs, shares, soft_p, soft_s, name))
+    scores.update(share_scores(pred_shares, votes, name))
+    scores[f"{name}_spans_per_turn"] = len(span_lengths) / n_highlighted_turns if n_highlighted_turns else None
+    scores[f"{name}_one_word_spans"] = (
+        sum(n == 1 for n in span_lengths) / len(span_lengths) if span_lengths else None)
     tp, tr, tf = prf(tok_tp, tok_fp, tok_fn)
     scores[f"{name}_token_p"] = tp
     scores[f"{name}_token_r"] = tr

@@ -33,9 +33,19 @@ from spacy.training import Example
 from ..cross_tuning import Scorer, check_folds, cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
+from .vote_share import fit_vote_share, pair_features
 
 KEYS = ("threshold", "highlight_threshold")
 DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
+# The span decoding settings (decoding.py) and the values a search tries, in
+# the order it tries them.
+DECODING_VALUES: Dict[str, Tuple] = {
+    "max_gap": (0, 1, 2, 3, 5),
+    "trim_edges": (False, True),
+    "min_span_length": (0, 1, 2, 3),
+    "max_spans": (0, 1, 2, 3),
+}
+SWEEP_KEYS = KEYS + tuple(DECODING_VALUES)
 
 # A Readout, or a component's cfg (read with Readout.from_cfg).
 ReadoutLike = Union[Readout, Mapping[str, object]]
@@ -52,7 +62,9 @@ def default_objective(name: str, key: str) -> Tuple[str, Callable[[Dict], float]
         return "mean Jaccard", lambda s: (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
     if key == "threshold":
         return f"{name}_pair_macro_f", lambda s: s[f"{name}_pair_macro_f"]
-    raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
+    if key in DECODING_VALUES:
+        return "mean Jaccard", lambda s: (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
+    raise ValueError(f"Unknown threshold {key!r}: choose one of {SWEEP_KEYS}")
 
 
 def score_key_objective(key: str) -> Callable[[Dict], float]:
@@ -94,18 +106,19 @@ def sweep(
     scorer: Optional[Scorer] = None,
 ) -> List[Dict]:
     """Score ``examples`` (predicted side processed) with each value of the
-    setting ``key`` (``readout.replace(key=value)``). Leaves the Docs annotated
-    with ``readout`` itself."""
-    if key not in KEYS:
-        raise ValueError(f"Unknown threshold {key!r}: choose one of {KEYS}")
+    setting ``key`` (``readout.replace(key=value)``; a threshold or a span
+    decoding setting). Leaves the Docs annotated with ``readout`` itself."""
+    if key not in SWEEP_KEYS:
+        raise ValueError(f"Unknown threshold {key!r}: choose one of {SWEEP_KEYS}")
     readout = as_readout(readout)
     docs = [eg.predicted for eg in examples]
     results = []
     try:
         for value in values:
-            trial = readout.replace(**{key: float(value)})
+            value = float(value) if key in KEYS else value
+            trial = readout.replace(**{key: value})
             annotate(docs, trial)
-            results.append({"value": float(value), **score_docs(examples, trial, name, scorer)})
+            results.append({"value": value, **score_docs(examples, trial, name, scorer)})
     finally:
         annotate(docs, readout)
     return results
@@ -118,17 +131,71 @@ def tune(
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
     scorer: Optional[Scorer] = None,
-) -> Dict[str, float]:
+    *,
+    decoding: bool = False,
+    vote_share: bool = False,
+) -> Dict[str, object]:
     """Tune ``threshold`` first, then ``highlight_threshold`` with it (highlights
-    exist only on pairs called paraphrases). Returns the two values; the first
-    best value wins ties."""
+    exist only on pairs called paraphrases); with ``decoding``, then the span
+    decoding settings (``tune_decoding``); with ``vote_share``, then fit the
+    vote-share map (``fit_share_map``; left as it is on pairs without annotator
+    votes). Returns the tuned values; the first best value wins ties."""
     objectives = objectives or {}
     chosen = as_readout(readout)
     for key in KEYS:
         objective = objectives.get(key) or default_objective(name, key)[1]
         results = sweep(examples, chosen, name, key, values, scorer)
         chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
-    return {key: getattr(chosen, key) for key in KEYS}
+    keys: Tuple[str, ...] = KEYS
+    if decoding:
+        chosen = chosen.replace(**tune_decoding(examples, chosen, name, values, objectives, scorer))
+        keys += ("highlight_threshold",) + tuple(DECODING_VALUES)
+    if vote_share:
+        share_map = fit_share_map(examples, chosen)
+        if share_map is not None:
+            chosen = chosen.replace(vote_share_map=share_map)
+            keys += ("vote_share_map",)
+    return {key: getattr(chosen, key) for key in dict.fromkeys(keys)}
+
+
+def tune_decoding(
+    examples: Sequence[Example],
+    readout: ReadoutLike,
+    name: str,
+    values: Sequence[float] = DEFAULT_VALUES,
+    objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
+    scorer: Optional[Scorer] = None,
+) -> Dict[str, object]:
+    """Coordinate search over the span decoding settings: each of
+    ``DECODING_VALUES`` in turn (the others fixed at their best so far), then
+    ``highlight_threshold`` again with them. Every setting maximizes its
+    objective (default: the mean of the two Jaccards). Returns the settings."""
+    objectives = objectives or {}
+    chosen = as_readout(readout)
+    for key, candidates in list(DECODING_VALUES.items()) + [("highlight_threshold", tuple(values))]:
+        objective = objectives.get(key) or default_objective(name, key)[1]
+        results = sweep(examples, chosen, name, key, candidates, scorer)
+        chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
+    return {key: getattr(chosen, key) for key in ("highlight_threshold",) + tuple(DECODING_VALUES)}
+
+
+def fit_share_map(examples: Sequence[Example], readout: ReadoutLike) -> Optional[Dict[str, object]]:
+    """The vote-share map (``vote_share.fit_vote_share``) fitted on processed
+    Docs whose references carry annotator votes (``attrs["votes"]``), as a
+    cfg value; None when fewer than two do."""
+    readout = as_readout(readout)
+    rows, votes = [], []
+    for eg in examples:
+        attrs = eg.reference.spans[readout.spans_key].attrs if readout.spans_key in eg.reference.spans else {}
+        if "votes" not in attrs:
+            continue
+        k, n = (int(v) for v in attrs["votes"])
+        if n > 0:
+            rows.append(pair_features(eg.predicted, readout.token_probs(eg.predicted)))
+            votes.append((k, n))
+    if len(votes) < 2:
+        return None
+    return fit_vote_share(rows, votes).to_cfg()
 
 
 def cross_tuned_scores(
@@ -142,11 +209,14 @@ def cross_tuned_scores(
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
     scorer: Optional[Scorer] = None,
+    decoding: bool = False,
+    vote_share: bool = False,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
     cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
     k-1 folds (``tune``) and the held-out fold is annotated and scored with
-    them. ``objectives`` maps a key of ``KEYS`` to the score its tuning
+    them (with ``decoding`` / ``vote_share``, also the span decoding and the
+    vote-share map: see ``tune``). ``objectives`` maps a key to the score its tuning
     maximizes (default: ``default_objective``). Returns ``scores`` (mean of
     every numeric key over all held-out folds), ``spread`` (their standard
     deviation) and the values chosen in each fold. The Docs are left
@@ -162,7 +232,10 @@ def cross_tuned_scores(
     check_folds(len(examples), folds, repeats)  # (before the Docs are touched)
     try:
         return cross_tuned(
-            examples, lambda tune_on: tune(tune_on, readout, name, values, objectives, scorer), score,
+            examples,
+            lambda tune_on: tune(tune_on, readout, name, values, objectives, scorer,
+                                 decoding=decoding, vote_share=vote_share),
+            score,
             folds=folds, repeats=repeats, seed=seed,
         )
     finally:

@@ -123,7 +123,8 @@ def test_bare_add_pipe_default_model_documented():
     cfg = nlp.config["components"]["paraphrase_spans"]
     assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5,
-                        "highlight_scale": "absolute", "pair_loss_weight": 0.0}
+                        "highlight_scale": "absolute", "max_gap": 0, "min_span_length": 0, "max_spans": 0,
+                        "trim_edges": False, "vote_share_map": None, "pair_loss_weight": 0.0}
 
 
 def test_highlight_scale_turn_max_is_relative_to_each_turn(nlp):

@@ -27,8 +27,10 @@ def _doc(nlp):
 def test_defaults_are_the_component_defaults():
     r = Readout()
     assert r.to_cfg() == {"threshold": 0.5, "highlight_threshold": 0.5, "highlight_scale": "absolute",
-                          "spans_key": "paraphrase", "cats_key": "PARAPHRASE"}
-    assert READOUT_KEYS == ("threshold", "highlight_threshold", "highlight_scale", "spans_key", "cats_key")
+                          "spans_key": "paraphrase", "cats_key": "PARAPHRASE", "max_gap": 0,
+                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None}
+    assert READOUT_KEYS == ("threshold", "highlight_threshold", "highlight_scale", "spans_key", "cats_key",
+                            "max_gap", "min_span_length", "max_spans", "trim_edges", "vote_share_map")
 
 
 def test_from_cfg_to_cfg_round_trip():
@@ -36,8 +38,9 @@ def test_from_cfg_to_cfg_round_trip():
            "highlight_scale": "turn_max", "pair_loss_weight": 0.3}
     r = Readout.from_cfg(cfg)
     assert r == Readout(0.3, 0.25, "turn_max", "sp", "C")
-    # pair_loss_weight is not a readout setting: left out
-    assert r.to_cfg() == {k: v for k, v in cfg.items() if k != "pair_loss_weight"}
+    # pair_loss_weight is not a readout setting: left out; missing decoding keys take the defaults
+    assert r.to_cfg() == {**{k: v for k, v in cfg.items() if k != "pair_loss_weight"}, "max_gap": 0,
+                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None}
     assert Readout.from_cfg(r.to_cfg()) == r
     # a cfg saved before highlight_scale existed reads as the absolute scale
     old = {k: v for k, v in cfg.items() if k != "highlight_scale"}
@@ -82,8 +85,10 @@ def test_annotate_writes_the_contract(nlp):
     assert [(s.start, s.end, s.label_) for s in group] == [(0, 2, "SOURCE"), (3, 4, "PARAPHRASE")]
     assert group.attrs["scores"] == pytest.approx([0.325, 0.8])
     assert doc.cats == {"C": pytest.approx(0.4)}
+    # without a vote-share map the share is the pair score; agreement s^2 + (1-s)^2; margin to the threshold
     assert group.attrs["pair_score"] == group.attrs["vote_share"] == doc.cats["C"]
-    assert group.attrs["agreement"] == pytest.approx(0.2)
+    assert group.attrs["agreement"] == pytest.approx(0.4 ** 2 + 0.6 ** 2)
+    assert group.attrs["margin"] == pytest.approx(0.1)
     assert (group.attrs["truncated"], group.attrs["n_cut_tokens"], group.attrs["n_windows"]) == (False, 0, 2)
     assert token_probs(doc, "k").tobytes() == PROBS.tobytes()
     # a pair below the threshold: no spans, but the probabilities and the score
