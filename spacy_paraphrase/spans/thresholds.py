@@ -33,7 +33,7 @@ from spacy.training import Example
 from ..cross_tuning import Scorer, check_folds, cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
-from .vote_share import fit_vote_share, pair_features
+from .vote_share import FEATURES, fit_vote_share, pair_features
 
 KEYS = ("threshold", "highlight_threshold")
 DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
@@ -134,6 +134,7 @@ def tune(
     *,
     decoding: bool = False,
     vote_share: bool = False,
+    share_features: Sequence[str] = FEATURES,
 ) -> Dict[str, object]:
     """Tune ``threshold`` first, then ``highlight_threshold`` with it (highlights
     exist only on pairs called paraphrases); with ``decoding``, then the span
@@ -151,7 +152,7 @@ def tune(
         chosen = chosen.replace(**tune_decoding(examples, chosen, name, values, objectives, scorer))
         keys += ("highlight_threshold",) + tuple(DECODING_VALUES)
     if vote_share:
-        share_map = fit_share_map(examples, chosen)
+        share_map = fit_share_map(examples, chosen, share_features)
         if share_map is not None:
             chosen = chosen.replace(vote_share_map=share_map)
             keys += ("vote_share_map",)
@@ -179,7 +180,9 @@ def tune_decoding(
     return {key: getattr(chosen, key) for key in ("highlight_threshold",) + tuple(DECODING_VALUES)}
 
 
-def fit_share_map(examples: Sequence[Example], readout: ReadoutLike) -> Optional[Dict[str, object]]:
+def fit_share_map(
+    examples: Sequence[Example], readout: ReadoutLike, features: Sequence[str] = FEATURES
+) -> Optional[Dict[str, object]]:
     """The vote-share map (``vote_share.fit_vote_share``) fitted on processed
     Docs whose references carry annotator votes (``attrs["votes"]``), as a
     cfg value; None when fewer than two do."""
@@ -195,7 +198,7 @@ def fit_share_map(examples: Sequence[Example], readout: ReadoutLike) -> Optional
             votes.append((k, n))
     if len(votes) < 2:
         return None
-    return fit_vote_share(rows, votes).to_cfg()
+    return fit_vote_share(rows, votes, features).to_cfg()
 
 
 def cross_tuned_scores(
@@ -211,6 +214,7 @@ def cross_tuned_scores(
     scorer: Optional[Scorer] = None,
     decoding: bool = False,
     vote_share: bool = False,
+    share_features: Sequence[str] = FEATURES,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
     cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
@@ -234,7 +238,7 @@ def cross_tuned_scores(
         return cross_tuned(
             examples,
             lambda tune_on: tune(tune_on, readout, name, values, objectives, scorer,
-                                 decoding=decoding, vote_share=vote_share),
+                                 decoding=decoding, vote_share=vote_share, share_features=share_features),
             score,
             folds=folds, repeats=repeats, seed=seed,
         )
