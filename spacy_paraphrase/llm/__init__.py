@@ -1,0 +1,11 @@
+"""The ContextDeP paper's LLM detector as a spacy-llm task (docs/llm.md).
+
+``align_quote`` and the parser need only RapidFuzz; the task, the models and
+the ``paraphrase_llm`` component need spacy-llm (``pip install
+'spacy-paraphrase[llm]'``, Python >= 3.10) and are registered through entry
+points (``spacy_paraphrase.llm.registry``, ``spacy_paraphrase.llm.component``)."""
+from .align import DEFAULT_MIN_SCORE, QuoteAlignment, QuoteStatus, align_quote, locate_quote
+from .parser import ParsedAnswer, parse_answer
+
+__all__ = ["DEFAULT_MIN_SCORE", "QuoteAlignment", "QuoteStatus", "align_quote", "locate_quote",
+           "ParsedAnswer", "parse_answer"]

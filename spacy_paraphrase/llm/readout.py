@@ -1,0 +1,73 @@
+"""How the LLM's votes enter the ``paraphrase_spans`` contract.
+
+The LLM task computes, per pair, the share of samples answering "yes" (the
+pair score) and, per token, the share of samples whose quotes cover it (the
+token probabilities). Everything else — spans, ``scores``, ``vote_share``,
+``agreement``, ``margin`` and the rest — is written by the shared ``Readout``
+of ``spacy_paraphrase.spans.readout``, so the LLM output follows whatever
+that rule is. ``VoteReadout`` is that Readout with one change: the pair score
+is the stored vote share, not "min over turns of the max token probability".
+
+The LLM's details live in ``doc.user_data[llm_key(spans_key)]`` (they
+survive ``DocBin``, ``to_bytes`` and a re-annotation by a plain ``Readout``)
+and are copied to ``doc.spans[spans_key].attrs["llm"]``.
+"""
+import dataclasses
+import math
+from typing import Any, Dict, Iterable, Optional
+
+import numpy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from ..spans.readout import Readout
+from ..spans.scorer import score_paraphrase_spans
+
+LLM_ATTR = "llm"
+
+
+def llm_key(spans_key: str) -> str:
+    return f"spacy_paraphrase.llm:{spans_key}"
+
+
+def llm_details(doc: Doc, spans_key: str = "paraphrase") -> Optional[Dict[str, Any]]:
+    """The LLM details stored on a Doc the LLM task processed, else None."""
+    return doc.user_data.get(llm_key(spans_key))
+
+
+@dataclasses.dataclass(frozen=True)
+class VoteReadout(Readout):
+    """``Readout`` whose pair score is the LLM's vote share (``llm_details``
+    ``["pair_score"]``) when the Doc has one; NaN for a pair without any
+    parsed sample (nothing passes). Docs without LLM details read as with
+    the plain ``Readout``."""
+
+    def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
+        details = llm_details(doc, self.spans_key)
+        if details is None:
+            return super().pair_score(doc, probs)
+        value = details.get("pair_score")
+        return float("nan") if value is None else float(value)
+
+    def annotate(self, doc: Doc, probs, **kwargs) -> None:
+        super().annotate(doc, probs, **kwargs)
+        details = llm_details(doc, self.spans_key)
+        if details is not None:
+            doc.spans[self.spans_key].attrs[LLM_ATTR] = details
+
+
+def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Optional[float]]:
+    """``score_paraphrase_spans`` after re-annotating the predicted Docs with
+    the ``VoteReadout`` of the given settings: the pair decision stays the
+    vote share even when a caller (``find-threshold``'s sweep) re-annotated
+    the Docs with a plain ``Readout``."""
+    examples = list(examples)
+    readout = VoteReadout.from_cfg(kwargs)
+    for eg in examples:
+        if llm_details(eg.predicted, readout.spans_key) is not None:
+            readout.reannotate(eg.predicted)
+    return score_paraphrase_spans(examples, **kwargs)
+
+
+def is_nan(value: Any) -> bool:
+    return isinstance(value, float) and math.isnan(value)
