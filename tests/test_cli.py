@@ -228,3 +228,38 @@ def test_baseline_and_evaluate_errors_are_messages(tmp_path):
     res = runner.invoke(app, ["evaluate", str(tmp_path / "b"), str(plain)])
     assert res.exit_code == 1 and isinstance(res.exception, SystemExit), res.output
     assert "is not a pair Doc" in " ".join(res.output.split())
+
+
+def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path, model_and_data, mini_tsv):
+    """--key decoding saves the decoding settings with the highlight threshold;
+    --key vote_share fits the map to the annotator votes, saves it, and the
+    loaded pipeline applies it; data without votes is refused."""
+    from spacy_paraphrase import make_pair_doc
+    from spacy_paraphrase.spans.vote_share import VoteShareMap
+
+    model, plain_data, _ = model_and_data
+    data = tmp_path / "votes.spacy"
+    assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data), "--mode", "majority"]).exit_code == 0
+    tuned, out = tmp_path / "tuned", tmp_path / "decoding.json"
+    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--key", "decoding", "--n-trials", "3",
+                                 "--save-to", str(tuned), "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    best = json.loads(out.read_text())["best"]
+    assert set(best) == {"highlight_threshold", "max_gap", "trim_edges", "min_span_length", "max_spans"}
+    cfg = spacy.load(tuned).get_pipe("paraphrase_spans").cfg
+    assert {k: cfg[k] for k in best} == best
+    out = tmp_path / "share.json"
+    result = runner.invoke(app, ["find-threshold", str(tuned), str(data), "--key", "vote_share", "--save",
+                                 "--output", str(out)])
+    assert result.exit_code == 0, result.output
+    share_map = json.loads(out.read_text())["best"]["vote_share_map"]
+    nlp = spacy.load(tuned)
+    for saved in (nlp.get_pipe("paraphrase_spans").cfg["vote_share_map"],
+                  nlp.config["components"]["paraphrase_spans"]["vote_share_map"]):
+        assert saved["features"] == share_map["features"]
+        assert saved["coef"] + [saved["intercept"]] == pytest.approx(share_map["coef"] + [share_map["intercept"]])
+    doc = nlp(make_pair_doc(nlp, "we won the game", "you won it"))
+    attrs = doc.spans["paraphrase"].attrs
+    assert attrs["vote_share"] == pytest.approx(VoteShareMap.from_cfg(share_map).predict_doc(doc, attrs["token_probs"]))
+    bad = runner.invoke(app, ["find-threshold", str(model), str(plain_data), "--key", "vote_share"])
+    assert bad.exit_code == 1 and "annotator votes" in bad.output

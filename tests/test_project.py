@@ -52,6 +52,8 @@ print(json.dumps({
     "site_packages": sysconfig.get_paths()["purelib"],
     "n_tokens": len(doc),
     "pair_score": float(group.attrs["pair_score"]),
+    "vote_share": float(group.attrs["vote_share"]),
+    "cfg": nlp.get_pipe("paraphrase_spans").cfg,
     "cats": doc.cats,
     "token_probs": [float(p) for p in spacy_paraphrase.token_probs(doc)],
     "spans": [[span.label_, span.start, span.end, span.text] for span in group],
@@ -147,6 +149,9 @@ def _check_wheels_install_anywhere(work: Path, model_wheel: Path, package: str) 
     assert site.is_relative_to(venv.resolve())
     assert isinstance(out["pair_score"], float) and 0.0 <= out["pair_score"] <= 1.0, out
     assert out["cats"]["PARAPHRASE"] == pytest.approx(out["pair_score"])
+    # the wheel ships the vote-share map fitted on dev, and the pipeline applies it
+    assert out["cfg"]["vote_share_map"] and out["cfg"]["vote_share_map"]["features"]
+    assert 0.0 < out["vote_share"] < 1.0 and out["vote_share"] != out["pair_score"]
     assert len(out["token_probs"]) == out["n_tokens"] > 0
     assert all(0.0 <= p <= 1.0 for p in out["token_probs"]), out["token_probs"]
     for label, start, end, text in out["spans"]:
@@ -212,10 +217,16 @@ def test_project_workflow_all(tmp_path, tiny_bert):
     trained_with = load_config(project / "configs" / "contextdep_tiny.cfg")["components"]["paraphrase_spans"]
     tuned = load_config(project / "training" / "contextdep_tiny" / "model-tuned" / "config.cfg")
     best = load_config(project / "training" / "contextdep_tiny" / "model-best" / "config.cfg")
-    for key in ("threshold", "highlight_threshold"):
-        chosen = srsly.read_json(project / "metrics" / f"contextdep_tiny_{key}.json")["best"]
-        assert tuned["components"]["paraphrase_spans"][key] == pytest.approx(chosen)
+    chosen = {"threshold": srsly.read_json(project / "metrics" / "contextdep_tiny_threshold.json")["best"]}
+    # the span decoding step tunes the highlight threshold again with the decoding settings
+    chosen.update(srsly.read_json(project / "metrics" / "contextdep_tiny_decoding.json")["best"])
+    chosen.update(srsly.read_json(project / "metrics" / "contextdep_tiny_vote_share.json")["best"])
+    assert set(chosen) == {"threshold", "highlight_threshold", "max_gap", "trim_edges", "min_span_length",
+                           "max_spans", "vote_share_map"}
+    for key, value in chosen.items():
+        assert tuned["components"]["paraphrase_spans"][key] == (value if key == "vote_share_map" else pytest.approx(value))
         assert best["components"]["paraphrase_spans"][key] == trained_with[key]
+    assert tuned["components"]["paraphrase_spans"]["vote_share_map"]["features"]
     assert tuned["components"]["paraphrase_spans"]["highlight_scale"] == trained_with["highlight_scale"]
     wheel_config = next((project / "packages").glob("*/*/*/config.cfg"))
     assert load_config(wheel_config)["components"]["paraphrase_spans"]["highlight_scale"] == trained_with["highlight_scale"]

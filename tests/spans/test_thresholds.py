@@ -206,3 +206,38 @@ def test_tuning_uses_the_given_scorer():
     assert crossed["chosen"] == [lowest, lowest]
     with pytest.raises(ValueError, match="Unknown score"):
         tune(examples, CFG, NAME, objectives=objectives)
+
+
+def test_tune_decoding_drops_a_stray_span_and_cross_tuning_reports_the_shape():
+    """Gold: one phrase per turn; the model adds a stray word far from it.
+    The coordinate search keeps one span per turn, which the held-out folds
+    then show as 1 span per highlighted turn and a higher Jaccard."""
+    from spacy_paraphrase.spans.thresholds import tune_decoding
+
+    nlp = spacy.blank("en")
+    examples = []
+    for i in range(8):
+        words = ["we", "won", "the", "cup", "and", "then", "left"]
+        ref, pred = make_pair_doc(nlp, words, ["you", "won"]), make_pair_doc(nlp, words, ["you", "won"])
+        ref.spans["paraphrase"] = [ref[1:4], ref[8:9]]
+        ref.cats["PARAPHRASE"] = 1.0
+        probs = numpy.full(len(pred), 0.1, dtype="float32")
+        probs[[1, 2, 3, 8]] = 0.8
+        probs[6] = 0.8  # the stray word, as likely as the gold ones: no threshold removes it
+        write_paraphrase_annotations(pred, probs, **{k: CFG[k] for k in CFG})
+        examples.append(Example(pred, ref))
+    plain = score_docs_of(examples, CFG)
+    assert plain[f"{NAME}_spans_per_turn"] == 1.5 and plain[f"{NAME}_one_word_spans"] == pytest.approx(2 / 3)
+    best = tune_decoding(examples, CFG, NAME, values=[0.5])
+    assert best["max_spans"] == 1 and best["max_gap"] == 0
+    crossed = cross_tuned_scores(examples, CFG, NAME, folds=2, repeats=1, decoding=True)
+    assert crossed["scores"][f"{NAME}_spans_per_turn"] == 1.0
+    assert crossed["scores"][f"{NAME}_jaccard_first"] == 1.0 > plain[f"{NAME}_jaccard_first"]
+    # without the decoding search the estimate keeps the plain rule
+    assert cross_tuned_scores(examples, CFG, NAME, folds=2, repeats=1)["scores"][f"{NAME}_spans_per_turn"] == 1.5
+
+
+def score_docs_of(examples, cfg):
+    from spacy_paraphrase.spans.thresholds import score_docs
+
+    return score_docs(examples, cfg, NAME)
