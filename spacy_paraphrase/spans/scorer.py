@@ -10,7 +10,7 @@ Keys, all prefixed with the component's name (``{name}_``):
   (``Readout.highlight_flags`` on the stored ``token_probs``, whether or not
   the pair passed ``threshold``), over the pairs where both are non-empty
   (``..._n``: how many); ``..._p50``: the paper's exact variant, highlight
-  threshold 0.5 on the absolute scale.
+  threshold 0.5 on the absolute scale, every run a span.
 - ``token_p``, ``token_r``, ``token_f``: over all tokens; a predicted token is
   one inside an output span (so only pairs that pass ``threshold`` count).
 - Soft metrics, when every reference span group carries the annotator counts
@@ -20,6 +20,14 @@ Keys, all prefixed with the component's name (``{name}_``):
   and ``soft_pair_brier`` of the pair score against the vote share. Always:
   ``pair_ece``, the expected calibration error of the pair score against the
   gold label (10 equal-width bins, ``metrics.expected_calibration_error``).
+- What a reader sees, with annotator votes (else None):
+  ``vote_share_pearson`` / ``_spearman`` / ``_ece`` / ``_mae`` of the
+  predicted ``vote_share`` against the annotator share k/n, and
+  ``agreement_spearman`` of the predicted ``agreement`` against the observed
+  pairwise agreement of the annotators (``vote_share.share_scores``).
+  Always (None without output spans): ``spans_per_turn``, the mean number of
+  output spans in the turns that have any, and ``one_word_spans``, the share
+  of output spans one word long (a word: not whitespace, not punctuation).
 
 Gold (``reference_gold``): with annotator counts, the paper's rule (a
 paraphrase iff ``2 * paraphrase_votes >= annotators``; a word iff the pair is
