@@ -14,10 +14,11 @@ from wasabi import msg
 
 from ..pair_doc import PairDocError
 from .markup import render_views
+from .style import DEFAULT_SHADE_SCALE, check_shade_scale
 from .records import pair_view_from_record
 from .views import PairView, pair_view_from_doc
 
-SORTS = ("agreement", "score")
+SORTS = ("agreement", "margin", "score")
 
 
 def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional[float] = None) -> List[PairView]:
@@ -50,7 +51,8 @@ def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional
 
 
 def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
-    """``agreement``: most contested first (lowest agreement); ``score``:
+    """``agreement``: most contested first (lowest agreement); ``margin``:
+    borderline decisions first (smallest |pair score − threshold|); ``score``:
     highest score first. Pairs without the value go last; ties keep the input
     order. ``None`` keeps the input order."""
     if by is None:
@@ -59,6 +61,8 @@ def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
         raise ValueError(f"Unknown sort {by!r}; choose one of {SORTS}")
     if by == "agreement":
         return sorted(views, key=lambda v: (v.agreement is None, v.agreement or 0.0))
+    if by == "margin":
+        return sorted(views, key=lambda v: (v.margin is None, abs(v.margin or 0.0)))
     return sorted(views, key=lambda v: (v.score is None, -(v.score or 0.0)))
 
 
@@ -66,20 +70,24 @@ def visualize_cli(
     input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, or an annotate .jsonl output"),
     output_path: Path = typer.Argument(..., help="The HTML page to write"),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
-    sort: Optional[str] = typer.Option(None, "--sort", help="agreement (most contested first) | score (highest first); default: input order"),
+    sort: Optional[str] = typer.Option(None, "--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (most contested first: lowest agreement) | score (highest first); default: input order"),
     spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
-    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as score >= THRESHOLD for model output (default: from the spans / the records; gold Docs keep their gold decision)"),
+    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)"),
+    shade_scale: str = typer.Option(DEFAULT_SHADE_SCALE, "--shade-scale", help="The probability that gets the full shade (opacity = min(1, p / scale)): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]"),
 ):
     """Write a self-contained HTML page of the pairs' highlights."""
     if limit is not None and limit < 1:
         msg.fail("--limit must be at least 1", exits=1)
     try:
+        shade_scale = check_shade_scale(shade_scale)
         views = sort_views(load_views(input_path, spans_key=spans_key, threshold=threshold), sort)
     except ValueError as err:
         msg.fail(str(err), exits=1)
     n_all = len(views)
     views = views[:limit] if limit is not None else views
-    html = render_views(views, page=True, title=f"{input_path.name}: paraphrase highlights")
+    html = render_views(
+        views, page=True, title=f"{input_path.name}: paraphrase highlights", shade_scale=shade_scale
+    )
     output_path.parent.mkdir(parents=True, exist_ok=True)
     output_path.write_text(html, encoding="utf-8")
     msg.good(f"Wrote {len(views)} of {n_all} pair(s) to {output_path}")

@@ -9,13 +9,14 @@ from spacy.tokens import Doc
 from spacy.util import is_in_jupyter
 
 from .records import pair_view_from_record
-from .style import CSS, HANDLER, HANDLER_EVENTS, shade_color
-from .views import SHADING_LEGEND, Mark, PairView, TurnView, pair_view_from_doc
+from .style import CSS, DEFAULT_SHADE_SCALE, HANDLER, HANDLER_EVENTS, check_shade_scale, shade_color
+from .views import SHADE_PROBABILITY, SHADING_LEGEND, Mark, PairView, TurnView, pair_view_from_doc
 
 OPTIONS = {
     "spans_key": "span group of the spans and token_probs (default 'paraphrase')",
     "cats_key": "doc.cats key of the pair score (default 'PARAPHRASE')",
-    "threshold": "decide 'paraphrase' as score >= threshold (default: the spans / the record say)",
+    "threshold": "decide 'paraphrase' as pair score >= threshold (default: pair score - the stored margin)",
+    "shade_scale": "probability that gets the full shade: 'page_max' (default), 'pair_max', 'turn_max' or a number in (0, 1]",
     "title": "the page's <title> with page=True",
 }
 Renderable = Union[Doc, Mapping]
@@ -37,7 +38,10 @@ def render(
     opts = _check_options(options)
     items = [docs] if isinstance(docs, (Doc, Mapping)) else list(docs)
     views = [_view(item, i, opts) for i, item in enumerate(items)]
-    html = render_views(views, page=page, minify=minify, title=opts.get("title"))
+    html = render_views(
+        views, page=page, minify=minify, title=opts.get("title"),
+        shade_scale=opts.get("shade_scale", DEFAULT_SHADE_SCALE),
+    )
     if jupyter or (jupyter is None and is_in_jupyter()):
         from IPython.display import HTML, display
 
@@ -68,6 +72,12 @@ def _check_options(options: Optional[Mapping]) -> dict:
     unknown = sorted(set(opts) - set(OPTIONS))
     if unknown:
         raise ValueError(f"Unknown option(s) {unknown}; known: {sorted(OPTIONS)}.")
+    if "shade_scale" in opts:
+        opts["shade_scale"] = check_shade_scale(opts["shade_scale"])
+    threshold = opts.get("threshold")
+    if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
+                                  or math.isnan(threshold)):
+        raise ValueError(f"Option 'threshold' must be a number, got {threshold!r}.")
     return opts
 
 
@@ -89,9 +99,17 @@ def _view(item, index: int, opts: dict) -> PairView:
 
 
 def render_views(
-    views: Sequence[PairView], *, page: bool = False, minify: bool = False, title: Optional[str] = None
+    views: Sequence[PairView],
+    *,
+    page: bool = False,
+    minify: bool = False,
+    title: Optional[str] = None,
+    shade_scale=DEFAULT_SHADE_SCALE,
 ) -> str:
-    """The HTML of already built pair views (one call = one root element)."""
+    """The HTML of already built pair views (one call = one root element).
+    ``shade_scale``: see ``shade_scales``."""
+    shade_scale = check_shade_scale(shade_scale)
+    scales = shade_scales(views, shade_scale)
     sep = "" if minify else "\n"
     uid = uuid.uuid4().hex[:8]
     handlers = " ".join(f'{name}="{escape(HANDLER)}"' for name in HANDLER_EVENTS)
@@ -99,8 +117,10 @@ def render_views(
     if not page:
         body.append(_style(minify))
     if views:
-        body.append(_legend(views))
-    body.extend(_pair(view, f"spp-{uid}-{n}", sep) for n, view in enumerate(views))
+        body.append(_legend(views, shade_scale, scales))
+    body.extend(
+        _pair(view, f"spp-{uid}-{n}", sep, scales[n], shade_scale) for n, view in enumerate(views)
+    )
     body.append("</div>")
     markup = sep.join(body)
     if not page:
@@ -125,39 +145,120 @@ def _style(minify: bool) -> str:
     return f"<style>{css.replace(chr(10), '') if minify else chr(10) + css + chr(10)}</style>"
 
 
-def _legend(views: Sequence[PairView]) -> str:
+def shade_scales(views: Sequence[PairView], shade_scale) -> List[Tuple[float, float]]:
+    """The probability that gets the full shade, per view and turn: the
+    highest probability of the page (``"page_max"``), of the pair
+    (``"pair_max"``) or of the turn (``"turn_max"``), or the fixed number
+    given. A word's opacity is min(1, p / scale). Where the highest
+    probability is not > 0 (nothing to shade) the scale is 1. Views shaded
+    by something other than a probability (gold shares, targets) keep 1: a
+    share is drawn on 0-1."""
+
+    def top(values) -> float:
+        best = max((v for v in values if not math.isnan(v)), default=0.0)
+        return best if best > 0 else 1.0
+
+    def words(view: PairView, turns=(0, 1)):
+        return [w.value for t in turns for w in view.turns[t].words]
+
+    model = [v.shading == SHADE_PROBABILITY for v in views]
+    if not isinstance(shade_scale, str):
+        page = float(shade_scale)
+    else:
+        page = top([x for v, m in zip(views, model) if m for x in words(v)])
+    out = []
+    for view, is_model in zip(views, model):
+        if not is_model:
+            out.append((1.0, 1.0))
+        elif shade_scale == "pair_max":
+            out.append((top(words(view)),) * 2)
+        elif shade_scale == "turn_max":
+            out.append((top(words(view, (0,))), top(words(view, (1,)))))
+        else:
+            out.append((page, page))
+    return out
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.2f}" if x >= 0.1 else f"{x:.2g}"
+
+
+def _legend(views: Sequence[PairView], shade_scale, scales) -> str:
     items = []
-    kinds = [text for kind, text in SHADING_LEGEND.items() if any(v.shading == kind for v in views)]
-    if kinds:
-        shade = " &#183; ".join(escape(text) for text in kinds)
-        items.append(f'<span><span class="spp-scale"></span> shade 0&#8211;1: {shade}</span>')
+    gradient = '<span class="spp-scale"></span>'
+    for kind, text in SHADING_LEGEND.items():
+        shaded = [n for n, v in enumerate(views) if v.shading == kind]
+        if not shaded:
+            continue
+        lead = f"shade = {escape(text)}:"
+        if kind != SHADE_PROBABILITY:
+            items.append(f"<span>{lead} 0{gradient}1</span>")
+        elif shade_scale == "page_max":
+            top = _fmt(scales[shaded[0]][0])
+            items.append(
+                f"<span>{lead} 0{gradient}{top} (opacity = p &#247; {top}, the page&#8217;s highest "
+                "probability)</span>"
+            )
+        elif shade_scale in ("pair_max", "turn_max"):
+            where = "pair" if shade_scale == "pair_max" else "turn"
+            items.append(
+                f"<span>{lead} 0{gradient}the {where}&#8217;s highest (opacity = p &#247; the {where}&#8217;s "
+                f"highest probability, shown with each {where})</span>"
+            )
+        else:
+            top = _fmt(float(shade_scale))
+            how = "opacity = p" if shade_scale == 1.0 else f"opacity = min(1, p &#247; {top}), a fixed scale"
+            items.append(f"<span>{lead} 0{gradient}{top} ({how})</span>")
     if any(math.isnan(w.value) for v in views for t in v.turns for w in t.words):
         items.append('<span><span class="spp-hatch"></span> no value</span>')
     if any(t.spans for v in views if not v.gold for t in v.turns):
-        items.append('<span><span class="spp-key"></span> predicted span</span>')
+        items.append(
+            '<span><span class="spp-key"></span> predicted span: the decoded phrases of a pair that '
+            "passes the threshold</span>"
+        )
     if any(t.spans for v in views if v.gold for t in v.turns):
         items.append('<span><span class="spp-key spp-gold"></span> gold span</span>')
-    items.append("<span>hover or focus (Tab) a span to light up the other turn's spans</span>")
+    items.append("<span>hover or focus (Tab) a span to light up the other turn&#8217;s spans</span>")
+    rules = []
+    term = '<span class="spp-term">{}</span>'.format
+    if any(v.threshold is not None for v in views):
+        rules.append(f"{term('pair score &#8805; threshold')} &#8594; paraphrase")
+    if any(v.margin is not None for v in views):
+        rules.append(f"{term('margin')} = pair score &#8722; threshold (near 0: a borderline call)")
+    if any(v.vote_share is not None for v in views):
+        rules.append(f"{term('vote share')} = predicted share of annotators who would say paraphrase")
+    if any(v.agreement is not None and not v.gold for v in views):
+        rules.append(
+            f"{term('agreement')} = chance that two annotators agree, s&#178; + (1 &#8722; s)&#178; "
+            "of the vote share s (1: all agree, 0.5: an even split)"
+        )
+    if any(v.agreement is not None and v.gold for v in views):
+        rules.append(f"{term('agreement')} (gold) = share of annotator pairs that agree")
+    if rules:
+        items.append(f'<span class="spp-rules">{" &#183; ".join(rules)}</span>')
     return f'<div class="spp-legend">{"".join(items)}</div>'
 
 
-def _pair(view: PairView, pid: str, sep: str) -> str:
+def _pair(view: PairView, pid: str, sep: str, scales: Tuple[float, float], shade_scale) -> str:
     clusters = [_clusters(turn.spans) for turn in view.turns]
     ids = [[f"{pid}-{t}-{k}" for k in range(len(c))] for t, c in enumerate(clusters)]
     turns = []
     for t, (turn, role) in enumerate(zip(view.turns, ("first", "second"))):
-        text = _text(turn, clusters[t], ids[t], ids[1 - t], view.gold)
+        text = _text(turn, clusters[t], ids[t], ids[1 - t], view.gold, scales[t])
         attrs = f' lang="{escape(view.lang)}"' if view.lang else ""
         attrs += ' dir="rtl"' if view.direction == "rtl" else ""
+        note = ""
+        if shade_scale == "turn_max" and view.shading == SHADE_PROBABILITY and turn.words:
+            note = f' <span class="spp-scale-note">· full shade at p = {_fmt(scales[t])}</span>'
         turns.append(
             f'<div class="spp-turn" data-turn="{role}">'
-            f'<div class="spp-speaker">{escape(turn.speaker)} <span class="spp-role">· {role} turn</span></div>'
+            f'<div class="spp-speaker">{escape(turn.speaker)} <span class="spp-role">· {role} turn</span>{note}</div>'
             f'<div class="spp-text"{attrs}>{text}</div></div>'
         )
     return sep.join(
         [
             f'<section class="spp-pair" id="{pid}" aria-label="pair {escape(view.pair_id)}">',
-            _head(view),
+            _head(view, scales[0] if shade_scale == "pair_max" and view.shading == SHADE_PROBABILITY else None),
             '<div class="spp-turns">',
             *turns,
             "</div>",
@@ -166,21 +267,72 @@ def _pair(view: PairView, pid: str, sep: str) -> str:
     )
 
 
-def _head(view: PairView) -> str:
+TITLES = {
+    "rule": "The pair is called a paraphrase when its pair score (the lower of the two turns' "
+    "highest word probabilities) reaches the pipeline's pair threshold.",
+    "rule_unknown": "The Doc keeps no threshold nor margin: the decision is read from the spans "
+    "(the component writes spans only for pairs that pass).",
+    "margin": "pair score − threshold: how far the decision is from flipping; near 0 = borderline.",
+    "vote_share": "Predicted share of annotators who would call the pair a paraphrase (the "
+    "pipeline's fitted vote-share map).",
+    "vote_share_fallback": "The pipeline has no vote-share map: this is the pair score itself, "
+    "not a fitted share.",
+    "agreement": "Chance that two annotators agree on the pair: s² + (1 − s)² of the vote share s. "
+    "1 = all would agree, 0.5 = an even split.",
+    "agreement_gold": "Share of the pair's annotator pairs that agree on it (k of n said "
+    "paraphrase: (k(k−1) + (n−k)(n−k−1)) / (n(n−1))). 1 = all agree.",
+    "gold_share": "Share of the pair's annotators who called it a paraphrase.",
+}
+
+
+def _digits(a: float, b: float) -> int:
+    """Decimals that show ``a`` and ``b`` apart (2 to 4)."""
+    for d in (2, 3, 4):
+        if f"{a:.{d}f}" != f"{b:.{d}f}":
+            return d
+    return 4
+
+
+def _head(view: PairView, pair_scale: Optional[float] = None) -> str:
     parts = [f'<span class="spp-id">{escape(view.pair_id)}</span>']
+    badge = ""
     if view.decision is not None:
         word = "paraphrase" if view.decision else "not a paraphrase"
         word = f"gold: {word}" if view.gold else word
-        parts.append(f'<span class="spp-badge {"spp-yes" if view.decision else "spp-no"}">{word}</span>')
-    if view.score is not None:
-        parts.append(f"<span>{escape(view.score_name)} {view.score:.2f}</span>")
-    if view.agreement is not None:
+        badge = f'<span class="spp-badge {"spp-yes" if view.decision else "spp-no"}">{word}</span>'
+    if view.score is not None and view.threshold is not None:
+        d = _digits(view.score, view.threshold)
+        sign = "&#8805;" if view.score >= view.threshold else "&lt;"
         parts.append(
-            '<span title="|2 &#215; vote share &#8722; 1|: 1 = a clear call, 0 = contested">'
-            f"agreement {view.agreement:.2f}</span>"
+            f'<span class="spp-rule" title="{escape(TITLES["rule"])}">{escape(view.score_name)} '
+            f"{view.score:.{d}f} {sign} threshold {view.threshold:.{d}f} &#8594;</span>"
         )
+        parts.append(badge)
+        if view.margin is not None:
+            parts.append(f'<span title="{escape(TITLES["margin"])}">margin {view.margin:+.{d}f}</span>')
+    else:
+        if view.gold and view.score is not None and view.score_name == "vote share":
+            parts.append(badge)
+            parts.append(f'<span title="{escape(TITLES["gold_share"])}">vote share {view.score:.2f}</span>')
+        else:
+            if view.score is not None:
+                parts.append(f"<span>{escape(view.score_name)} {view.score:.2f}</span>")
+            if badge and not view.gold and view.shading == SHADE_PROBABILITY:
+                badge = badge.replace("<span ", f'<span title="{escape(TITLES["rule_unknown"])}" ', 1)
+            parts.append(badge)
+        if view.margin is not None:
+            parts.append(f'<span title="{escape(TITLES["margin"])}">margin {view.margin:+.2f}</span>')
+    if view.vote_share is not None:
+        fallback = view.score is not None and view.vote_share == view.score
+        title = TITLES["vote_share_fallback" if fallback else "vote_share"]
+        parts.append(f'<span title="{escape(title)}">vote share {view.vote_share:.2f}</span>')
+    if view.agreement is not None:
+        title = TITLES["agreement_gold" if view.gold else "agreement"]
+        parts.append(f'<span title="{escape(title)}">agreement {view.agreement:.2f}</span>')
+    if pair_scale is not None:
+        parts.append(f'<span class="spp-note">full shade at p = {_fmt(pair_scale)}</span>')
     parts.extend(f'<span class="spp-note">{escape(note)}</span>' for note in view.notes)
-    return f'<div class="spp-head">{"".join(parts)}</div>'
+    return f'<div class="spp-head">{"".join(p for p in parts if p)}</div>'
 
 
 def _clusters(marks: List[Mark]) -> List[Tuple[int, int, List[Mark]]]:
@@ -196,7 +348,7 @@ def _clusters(marks: List[Mark]) -> List[Tuple[int, int, List[Mark]]]:
     return out
 
 
-def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], gold: bool) -> str:
+def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], gold: bool, scale: float) -> str:
     text = turn.text
     words = sorted((w for w in turn.words if w.end > w.start), key=lambda w: w.start)
     cuts = {0, len(text)}
@@ -220,13 +372,13 @@ def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], go
         j = i
         while j < len(segments) and segments[j][3] == c:
             j += 1
-        inner = _words(text, words, segments[i:j])
+        inner = _words(text, words, segments[i:j], scale)
         out.append(inner if c is None else _span_tag(clusters[c][2], own_ids[c], other_ids, gold) + inner + "</mark>")
         i = j
     return "".join(out)
 
 
-def _words(text: str, words, segments) -> str:
+def _words(text: str, words, segments, scale: float) -> str:
     out = []
     i = 0
     while i < len(segments):
@@ -238,16 +390,16 @@ def _words(text: str, words, segments) -> str:
         if w is None:
             out.append(piece)
         else:
-            out.append(_word_tag(words[w], piece))
+            out.append(_word_tag(words[w], piece, scale))
         i = j
     return "".join(out)
 
 
-def _word_tag(word, piece: str) -> str:
+def _word_tag(word, piece: str, scale: float) -> str:
     if math.isnan(word.value):
         return f'<span class="spp-w spp-nan" data-v="nan" title="{escape(word.title)}">{piece}</span>'
     return (
-        f'<span class="spp-w" data-v="{word.value:.3f}" style="background-color:{shade_color(word.value)}" '
+        f'<span class="spp-w" data-v="{word.value:.3f}" style="background-color:{shade_color(word.value, scale)}" '
         f'title="{escape(word.title)}">{piece}</span>'
     )
 
@@ -266,4 +418,4 @@ def _span_tag(marks: List[Mark], own_id: str, other_ids: List[str], gold: bool) 
     )
 
 
-__all__ = ["render", "render_records", "render_views", "OPTIONS"]
+__all__ = ["render", "render_records", "render_views", "shade_scales", "OPTIONS"]

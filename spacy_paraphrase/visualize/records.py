@@ -54,11 +54,22 @@ def pair_view_from_record(
         shading=SHADE_PROBABILITY if any(t.words for t in turns) else SHADE_NONE,
         score=_number(record.get("score")),
         score_name="pair score",
+        vote_share=_number(record.get("vote_share")),
         agreement=_number(record.get("agreement")),
     )
     decision = record.get("is_paraphrase")
+    margin = _number(record.get("margin"))
     if threshold is not None and view.score is not None:
-        decision = view.score >= threshold
+        # A given threshold wins; the margin is then measured from it.
+        view.threshold = float(threshold)
+        view.margin = view.score - view.threshold
+        decision = view.score >= view.threshold
+    elif margin is not None and view.score is not None:
+        # Records keep the margin (score − the pipeline's threshold), not the threshold.
+        view.threshold = view.score - margin
+        view.margin = margin
+        if decision is None:
+            decision = margin >= 0
     view.decision = None if decision is None else bool(decision)
     if record.get("conversation_id") is not None:
         view.notes.append(f"conversation {record['conversation_id']}")

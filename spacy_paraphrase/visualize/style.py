@@ -5,20 +5,52 @@ import math
 SHADE_RGB = (255, 176, 0)  # a highlighter amber; black text stays readable on it at full shade
 
 
-def shade_color(value: float) -> str:
-    """The CSS background colour of a word whose value is ``value`` in [0, 1]:
-    the shade colour with opacity ``value`` ("transparent" for NaN)."""
+def shade_color(value: float, scale: float = 1.0) -> str:
+    """The CSS background colour of a word whose value is ``value``: the shade
+    colour with opacity min(1, value / scale), ``scale`` > 0 being the value
+    that gets the full shade ("transparent" for NaN)."""
     if math.isnan(value):
         return "transparent"
     r, g, b = SHADE_RGB
-    return f"rgba({r}, {g}, {b}, {min(1.0, max(0.0, value)):.3f})"
+    return f"rgba({r}, {g}, {b}, {min(1.0, max(0.0, value / scale)):.3f})"
+
+
+# How probabilities become shades (render's ``shade_scale`` option, the
+# ``visualize --shade-scale`` option): opacity = min(1, p / scale) where the
+# scale is the page's highest probability ("page_max", the default), the
+# pair's ("pair_max"), the turn's ("turn_max"), or a fixed number in (0, 1]
+# (1 = opacity is the probability). The scale is the same for every word of a
+# turn, so within a turn a paler word is always a less probable one.
+SHADE_SCALES = ("page_max", "pair_max", "turn_max")
+DEFAULT_SHADE_SCALE = "page_max"
+
+
+def check_shade_scale(scale) -> object:
+    """``scale`` if it is one of ``SHADE_SCALES`` or a number in (0, 1]
+    (a numeric string such as "0.5" becomes the number); else ValueError."""
+    if isinstance(scale, str):
+        if scale in SHADE_SCALES:
+            return scale
+        try:
+            scale = float(scale)
+        except ValueError:
+            raise ValueError(
+                f"Unknown shade scale {scale!r}: choose one of {SHADE_SCALES} or a number in (0, 1]."
+            ) from None
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not 0 < scale <= 1:
+        raise ValueError(f"The shade scale must be one of {SHADE_SCALES} or a number in (0, 1], got {scale!r}.")
+    return float(scale)
 
 
 CSS = """
 .spp{font-family:-apple-system,BlinkMacSystemFont,"Segoe UI",Helvetica,Arial,sans-serif;font-size:16px;line-height:1.95;color:#1b1b1b;background:#fff;text-align:left}
 .spp *{box-sizing:border-box}
 .spp-legend{display:flex;flex-wrap:wrap;align-items:center;gap:.25em 1.4em;font-size:13px;line-height:1.5;color:#555;margin:0 0 .8em}
-.spp-scale{display:inline-block;width:110px;height:12px;border:1px solid #bbb;border-radius:3px;background:linear-gradient(to right,rgba(255,176,0,0),rgb(255,176,0))}
+.spp-scale{display:inline-block;width:110px;height:12px;border:1px solid #bbb;border-radius:3px;vertical-align:middle;margin:0 .3em;background:linear-gradient(to right,rgba(255,176,0,0),rgb(255,176,0))}
+.spp-rules{flex-basis:100%;color:#666}
+.spp-rule{color:#1b1b1b}
+.spp-term{font-weight:600;color:#333}
+.spp-scale-note{font-weight:400;letter-spacing:0;color:#8a8a8a}
 .spp-key{display:inline-block;width:2.2em;height:1.1em;border:2px solid #2b5797;border-radius:5px;vertical-align:middle}
 .spp-key.spp-gold{border-style:dashed}
 .spp-hatch{display:inline-block;width:1.6em;height:1.1em;vertical-align:middle;border-bottom:1px dotted #777;background-image:repeating-linear-gradient(135deg,transparent 0 3px,rgba(0,0,0,.18) 3px 4px)}

@@ -2,7 +2,8 @@
 
 A ``PairView`` holds the two turns of a pair as plain text with character
 offsets: the words to shade (with the value that sets the shade and a tooltip)
-and the spans to outline, plus the pair's score, decision and agreement. Pair
+and the spans to outline, plus the pair's score, the decision threshold, the
+decision, the margin (score − threshold), the vote share and the agreement. Pair
 Docs (``pair_view_from_doc``) and annotate records (``records.py``) are turned
 into views; ``markup.py`` draws them. What a processed Doc carries is the
 README's contract ("What the component writes"); gold Docs are described in
@@ -16,6 +17,7 @@ import numpy
 from spacy.tokens import Doc, Span
 
 from ..pair_doc import TURNS_KEY, get_turns
+from ..spans.vote_share import annotator_agreement
 
 # What the shade of a word means (PairView.shading).
 SHADE_PROBABILITY = "probability"  # token_probs written by paraphrase_spans
@@ -68,6 +70,16 @@ class PairView:
     score: Optional[float] = None
     score_name: str = "score"
     decision: Optional[bool] = None
+    # The pair threshold the decision was made with (model output): given, or
+    # pair score − margin; None when unknown.
+    threshold: Optional[float] = None
+    # pair score − threshold: how far the decision is from flipping.
+    margin: Optional[float] = None
+    # Model output: the predicted share of annotators calling the pair a
+    # paraphrase (gold Docs show the observed share as their score).
+    vote_share: Optional[float] = None
+    # Model: s² + (1 − s)² of the predicted share; gold: the observed share of
+    # annotator pairs that agree (annotator_agreement(k, n)).
     agreement: Optional[float] = None
     notes: List[str] = field(default_factory=list)
     lang: str = ""
@@ -215,9 +227,25 @@ def _model_meta(view: PairView, doc: Doc, group, attrs: dict, cats_key: str, thr
     score = attrs.get("pair_score", _cat(doc, cats_key))
     view.score = None if is_missing(score) else float(score)
     view.score_name = "pair score"
-    # The component writes spans only for pairs that pass its threshold, so
-    # without a given threshold the spans are the decision (README).
-    view.decision = _decide(view.score, threshold, len(group) > 0)
+    margin = attrs.get("margin")
+    margin = None if is_missing(margin) else float(margin)
+    if threshold is not None and view.score is not None:
+        # A given threshold wins; the margin is then measured from it.
+        view.threshold = float(threshold)
+        view.margin = view.score - view.threshold
+        view.decision = view.score >= view.threshold
+    elif margin is not None and view.score is not None:
+        # The Doc keeps no threshold, but the component stored the margin
+        # (pair score − threshold); the decision is margin >= 0.
+        view.threshold = view.score - margin
+        view.margin = margin
+        view.decision = margin >= 0
+    else:
+        # Docs written before the margin existed: the component writes spans
+        # only for pairs that pass its threshold, so the spans are the decision.
+        view.decision = len(group) > 0
+    share = attrs.get("vote_share")
+    view.vote_share = None if is_missing(share) else float(share)
     agreement = attrs.get("agreement")
     view.agreement = None if is_missing(agreement) else float(agreement)
     if attrs.get("truncated"):
@@ -229,7 +257,9 @@ def _gold_meta(view: PairView, doc: Doc, attrs: dict, cats_key: str) -> None:
     k, n = (int(v) for v in attrs["votes"])
     view.score = k / n if n else None
     view.score_name = "vote share"
-    view.agreement = abs(2.0 * k / n - 1.0) if n else None
+    # The observed counterpart of the model's agreement: the share of the
+    # n(n-1)/2 annotator pairs that agree (None for fewer than 2 annotators).
+    view.agreement = annotator_agreement(k, n)
     cat = _cat(doc, cats_key)
     view.decision = cat >= 0.5 if cat is not None else (2 * k >= n if n else None)
     view.notes.append(f"{k} of {n} annotators found a paraphrase")

@@ -33,8 +33,11 @@ def test_both_turns_with_their_speakers_and_texts():
     # The drawn text is exactly each turn's text.
     assert [text_of(by_class(t, "spp-text")[0]) for t in turns] == [FIRST, SECOND]
     head = text_of(by_class(root, "spp-head")[0])
-    assert "NPR-1-2" in head and "pair score 0.52" in head and "agreement 0.04" in head  # min of turn maxima = 12 / 23
-    assert "paraphrase" in head
+    # pair score = min of the turn maxima = 12 / 23; the threshold (0.3) is
+    # pair score − the stored margin; no vote-share map: the share is the
+    # pair score, agreement 0.52² + 0.48².
+    assert "NPR-1-2" in head and "pair score 0.52 ≥ threshold 0.30 →paraphrase" in head
+    assert "margin +0.22" in head and "vote share 0.52" in head and "agreement 0.50" in head
 
 
 def test_one_shaded_element_per_word_in_probability_order():
@@ -46,12 +49,13 @@ def test_one_shaded_element_per_word_in_probability_order():
     values = [float(w.get("data-v")) for w in words]
     assert values == pytest.approx(probs, abs=5e-4)
     alphas = [alpha(w.get("style")) for w in words]
-    assert alphas == pytest.approx(probs, abs=5e-4)
+    # Default shade scale: the page's highest probability gets the full shade.
+    assert alphas == pytest.approx(probs / probs.max(), abs=5e-4)
     # Darker means more probable.
     order = numpy.argsort(probs)
     assert all(alphas[a] <= alphas[b] for a, b in zip(order, order[1:]))
     assert [w.get("title") for w in words[:2]] == [f"p = {probs[0]:.2f}", f"p = {probs[1]:.2f}"]
-    assert words[0].get("style") == f"background-color:{shade_color(float(probs[0]))}"
+    assert words[0].get("style") == f"background-color:{shade_color(float(probs[0]), float(probs.max()))}"
 
 
 def test_nan_words_are_unshaded_and_marked():
