@@ -1,0 +1,216 @@
+"""Quote alignment on quotes made from ContextDeP dev highlights by the
+paper's failure types, against the authors' exact rule (docs/llm.md).
+
+For every majority-paraphrase dev pair (2 x "yes" votes >= annotators), the
+intended spans are the maximal runs of words that most of its "yes"
+annotators highlighted (2 x count >= yes votes), per turn. Each span becomes
+quotes of these kinds (seeded):
+
+- ``verbatim``: the span's words;
+- ``omitted_word``: one inner word left out (spans of >= 4 words);
+- ``added_word``: a filler word put in ("really", "just", ...; >= 3 words);
+- ``contraction``: "you've" <-> "you have" etc. (spans that have one);
+- ``case``: the quote upper-cased; ``punctuation``: edge punctuation stripped,
+  commas removed, a period added, in curly quotes;
+- ``wrong_turn``: the verbatim quote filed under the other speaker;
+- ``not_in_text``: a span of *another* pair, filed under this pair's turn
+  (expected: aligned nowhere).
+
+For each kind: how often the quote gives a span, the mean word-level Jaccard
+with the intended span (0 when nothing is aligned; for ``not_in_text`` the
+share aligned anywhere is the error rate), for ``locate_quote`` (default
+settings: other turn used) and for the authors' rule (``exact_word_match``
+in the stated turn).
+
+    python -m benchmarks.run_llm_alignment ../shared/data/contextdep/dev.tsv \
+        -o benchmarks/results/llm_alignment.json
+"""
+import argparse
+import ast
+import csv
+import json
+import random
+import re
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Tuple
+
+import spacy
+
+from spacy_paraphrase import make_pair_doc
+from spacy_paraphrase.llm.align import DEFAULT_MIN_SCORE, exact_word_match, locate_quote
+
+FILLERS = ["really", "just", "actually", "very", "also"]
+CONTRACTIONS = [("you've", "you have"), ("don't", "do not"), ("it's", "it is"), ("i'm", "i am"),
+                ("can't", "cannot"), ("we're", "we are"), ("didn't", "did not"), ("that's", "that is"),
+                ("they're", "they are"), ("isn't", "is not"), ("won't", "will not"), ("i've", "i have"),
+                ("we've", "we have"), ("doesn't", "does not"), ("there's", "there is"), ("you're", "you are")]
+KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punctuation", "wrong_turn", "not_in_text")
+
+
+def read_pairs(path: Path) -> List[Dict]:
+    rows = defaultdict(list)
+    with open(path, newline="", encoding="utf8") as f:
+        for r in csv.DictReader(f, delimiter="\t"):
+            rows[r["QID"]].append(r)
+    pairs = []
+    for qid, rs in rows.items():
+        n = len(rs)
+        yes = [r for r in rs if r["Is Paraphrase"].strip() == "1"]
+        if 2 * len(yes) < n or not yes:
+            continue
+        g_words = rs[0]["Guest Tokens"].split(" ")
+        h_words = rs[0]["Host Tokens"].split(" ")
+        spans = []
+        for side, words, col in (("first", g_words, "Guest Highlights"), ("second", h_words, "Host Highlights")):
+            counts = [0] * len(words)
+            for r in yes:
+                for i, v in enumerate(ast.literal_eval(r[col])):
+                    counts[i] += int(v)
+            on = [2 * c >= len(yes) and words[i] != "" for i, c in enumerate(counts)]
+            i = 0
+            while i < len(on):
+                if on[i]:
+                    j = i
+                    while j < len(on) and on[j]:
+                        j += 1
+                    spans.append((side, i, j))
+                    i = j
+                else:
+                    i += 1
+        pairs.append({"qid": qid, "words": (g_words, h_words), "spans": spans})
+    return pairs
+
+
+def variants(words: List[str], rng: random.Random) -> Dict[str, str]:
+    text = " ".join(words)
+    out = {"verbatim": text, "case": text.upper()}
+    if len(words) >= 4:
+        k = rng.randrange(1, len(words) - 1)
+        out["omitted_word"] = " ".join(words[:k] + words[k + 1 :])
+    if len(words) >= 3:
+        k = rng.randrange(1, len(words))
+        out["added_word"] = " ".join(words[:k] + [rng.choice(FILLERS)] + words[k:])
+    low = text.lower()
+    for short, full in CONTRACTIONS:
+        if re.search(rf"\b{re.escape(short)}\b", low):
+            out["contraction"] = re.sub(rf"\b{re.escape(short)}\b", full, low)
+            break
+        if re.search(rf"\b{re.escape(full)}\b", low):
+            out["contraction"] = re.sub(rf"\b{re.escape(full)}\b", short, low)
+            break
+    out["punctuation"] = "\u201c" + re.sub(r"[,;:]", "", text).strip(".,!?-\u2014 ") + ".\u201d"
+    return out
+
+
+def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
+    inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
+    union = (a[1] - a[0]) + (b[1] - b[0]) - inter
+    return inter / union if union else 0.0
+
+
+def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict:
+    rng = random.Random(seed)
+    nlp = spacy.blank("en")
+    pairs = read_pairs(path)
+    results = {kind: {"n": 0, "ours_kept": 0, "ours_jaccard": 0.0, "authors_kept": 0, "authors_jaccard": 0.0,
+                      "methods": defaultdict(int)} for kind in KINDS}
+    t0 = time.perf_counter()
+    n_calls = 0
+    all_spans = [(p, s) for p in pairs for s in p["spans"]]
+    for pair in pairs:
+        doc = make_pair_doc(nlp, pair["words"][0], pair["words"][1])
+        offset = {"first": 0, "second": len(pair["words"][0])}
+        for side, i, j in pair["spans"]:
+            words = pair["words"][0 if side == "first" else 1]
+            intended = (offset[side] + i, offset[side] + j)
+            quotes = [(kind, q, side) for kind, q in variants(words[i:j], rng).items()]
+            other = "second" if side == "first" else "first"
+            quotes.append(("wrong_turn", " ".join(words[i:j]), other))
+            for kind, quote, stated in quotes:
+                res = results[kind]
+                res["n"] += 1
+                status = locate_quote(doc, quote, stated, min_score=min_score)
+                n_calls += 1
+                res["methods"][status.status if status.status != "aligned" else status.method] += 1
+                if status.kept:
+                    res["ours_kept"] += 1
+                    res["ours_jaccard"] += jaccard((status.start, status.end), intended)
+                stated_words = pair["words"][0 if stated == "first" else 1]
+                hit = exact_word_match(stated_words, quote)
+                if hit is not None:
+                    res["authors_kept"] += 1
+                    if stated == side:
+                        res["authors_jaccard"] += jaccard((offset[side] + hit[0], offset[side] + hit[1]), intended)
+            # a quote of another pair, filed under this turn
+            for _ in range(1):
+                other_pair, (o_side, oi, oj) = rng.choice(all_spans)
+                if other_pair is pair:
+                    continue
+                o_words = other_pair["words"][0 if o_side == "first" else 1][oi:oj]
+                quote = " ".join(o_words)
+                if quote.lower() in doc.text.lower():
+                    continue
+                res = results["not_in_text"]
+                res["n"] += 1
+                status = locate_quote(doc, quote, side, min_score=min_score)
+                n_calls += 1
+                res["methods"][status.status if status.status != "aligned" else status.method] += 1
+                res["ours_kept"] += int(status.kept)
+                res["authors_kept"] += int(exact_word_match(words, quote) is not None)
+    elapsed = time.perf_counter() - t0
+    table = {}
+    for kind, res in results.items():
+        n = max(res["n"], 1)
+        row = {"n": res["n"], "ours_aligned": res["ours_kept"] / n, "authors_aligned": res["authors_kept"] / n,
+               "methods": dict(res["methods"])}
+        if kind != "not_in_text":
+            row["ours_jaccard"] = res["ours_jaccard"] / n
+            row["authors_jaccard"] = res["authors_jaccard"] / n
+        table[kind] = row
+    made = [k for k in KINDS if k != "not_in_text"]
+    total = sum(results[k]["n"] for k in made)
+    summary = {
+        "ours_mean_jaccard": sum(results[k]["ours_jaccard"] for k in made) / total,
+        "authors_mean_jaccard": sum(results[k]["authors_jaccard"] for k in made) / total,
+        "ours_not_in_text_aligned": table["not_in_text"]["ours_aligned"],
+        "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
+        "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
+    }
+    return {"data": path.name, "seed": seed, "min_score": min_score, "summary": summary, "kinds": table}
+
+
+def markdown(result: Dict) -> str:
+    lines = ["| quote kind | n | ours: aligned | ours: Jaccard | authors' rule: aligned | authors' rule: Jaccard | our methods |",
+             "|---|---|---|---|---|---|---|"]
+    for kind, row in result["kinds"].items():
+        methods = ", ".join(f"{k} {v}" for k, v in sorted(row["methods"].items()))
+        lines.append(f"| {kind} | {row['n']} | {row['ours_aligned']:.3f} | {row.get('ours_jaccard', float('nan')):.3f} | "
+                     f"{row['authors_aligned']:.3f} | {row.get('authors_jaccard', float('nan')):.3f} | {methods} |")
+    s = result["summary"]
+    lines.append("")
+    lines.append(f"Mean Jaccard over the {s['n_quotes']} made quotes ({s['n_pairs']} pairs): ours "
+                 f"{s['ours_mean_jaccard']:.3f}, authors' rule {s['authors_mean_jaccard']:.3f}; quotes in neither "
+                 f"turn aligned: ours {s['ours_not_in_text_aligned']:.3f}, authors' rule "
+                 f"{s['authors_not_in_text_aligned']:.3f}; {s['ms_per_quote']:.2f} ms per quote.")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("-o", "--output", type=Path)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
+    args = parser.parse_args()
+    result = run(args.data, args.seed, args.min_score)
+    print(markdown(result))
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(result, indent=2) + "\n")
+        args.output.with_suffix(".md").write_text(markdown(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
