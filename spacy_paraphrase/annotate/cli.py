@@ -1,5 +1,4 @@
 """``python -m spacy_paraphrase annotate MODEL INPUT OUTPUT`` (docs/annotate.md)."""
-import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -15,20 +14,15 @@ ENGINES = ("local", "ray")
 OUTPUT_FORMATS = ("jsonl", "convokit")
 
 
-def _pairs(values: List[str], what: str, as_json: bool = True) -> Dict[str, Any]:
-    """``KEY=VALUE`` options as a dict (with ``as_json``, VALUE is read as
-    JSON when it is, e.g. true / 3)."""
-    out: Dict[str, Any] = {}
+def _pairs(values: List[str], what: str) -> Dict[str, str]:
+    """``KEY=VALUE`` options as a dict of strings (a reader option's type is
+    checked, and ``true``/``false`` read, against its format: ``source.checked_source``)."""
+    out: Dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
             msg.fail(f"{what} must look like KEY=VALUE, got {item!r}", exits=1)
         out[key] = value
-        if as_json:
-            try:
-                out[key] = json.loads(value)
-            except ValueError:
-                pass
     return out
 
 
@@ -89,7 +83,7 @@ def annotate_command(
     if by_timestamp:
         reader_options["by_timestamp"] = True
     source = SourceOptions(
-        fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_pattern, "--role-pattern", as_json=False),
+        fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_pattern, "--role-pattern"),
         first_roles=list(first_role), second_roles=list(second_role), reader_options=reader_options,
     )
     options = dict(source=source, errors=errors, batch_size=batch_size, gpu_id=gpu_id, limit=limit,
@@ -109,12 +103,22 @@ def annotate_command(
             summary = run_local(model, input_path, output, n_process=n_process, **options)
     except (ResumeError, ConvoKitOutputError, DialogFormatError, FileNotFoundError, ValueError) as err:
         msg.fail(str(err), exits=1)
+    except OSError as err:  # the file system: permissions, a full disk, a path of the wrong kind
+        msg.fail(os_error_line(err), exits=1)
     if summary.already_done:
         msg.good(f"{output} is complete already (nothing to do; --overwrite starts over)")
     else:
         msg.good("Annotated " + str(output))
     for line in summary.lines():
         msg.text(line)
+
+
+def os_error_line(err: OSError) -> str:
+    """One line for a file-system fault: the path, the cause, and that the same
+    command resumes the run once the fault is gone."""
+    where = f"{err.filename}: " if err.filename is not None else ""
+    cause = err.strerror or str(err)
+    return f"{where}{cause}. Fix this and run the same command again: it goes on where it stopped."
 
 
 def _run_ray(model: str, input_path: Path, output: Path, **options: Any):

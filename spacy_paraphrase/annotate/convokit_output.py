@@ -18,6 +18,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
+from ..dialogs.sources import json_type
 from .local import Summary, run_local
 from .resume import checkpoint_path
 from .source import SourceOptions
@@ -31,6 +32,7 @@ UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes 
     "is_paraphrase": "<class 'bool'>",
     "vote_share": "<class 'float'>",
     "agreement": "<class 'float'>",
+    "margin": "<class 'float'>",
     "paraphrase_spans": "<class 'list'>",
     "source_spans": "<class 'list'>",
 }
@@ -61,10 +63,41 @@ def records_path(output_dir, prefix: str) -> Path:
 
 
 def _load_json(path: Path, default: Any) -> Any:
+    """The JSON object in ``path`` (``default`` when there is no such file);
+    ConvoKitOutputError naming the file when it is not valid JSON or not an
+    object."""
     if not path.exists():
         return default
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    with open(path, encoding="utf-8-sig") as f:
+        try:
+            value = json.load(f)
+        except json.JSONDecodeError as err:
+            raise ConvoKitOutputError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
+        except (UnicodeDecodeError, RecursionError) as err:
+            why = "nested too deeply" if isinstance(err, RecursionError) else f"not valid UTF-8 ({err.reason})"
+            raise ConvoKitOutputError(f"{path}: not valid JSON ({why}).") from None
+    if not isinstance(value, dict):
+        raise ConvoKitOutputError(f"{path}: expected a JSON object, got {json_type(value)}.")
+    return value
+
+
+def _check_corpus_files(corpus: Path) -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    """(index, conversations) of the corpus, checked so that the merge at the
+    end cannot fail on them: every conversation entry and index section an object."""
+    index = _load_json(corpus / "index.json", {})
+    for name in ("utterances-index", "conversations-index"):
+        if not isinstance(index.get(name, {}), dict):
+            raise ConvoKitOutputError(
+                f"{corpus / 'index.json'}: {name!r} must be an object, got {json_type(index[name])}."
+            )
+    conversations = _load_json(corpus / "conversations.json", {})
+    for conv_id, entry in conversations.items():
+        if not isinstance(_meta_of(entry), dict):
+            raise ConvoKitOutputError(
+                f"{corpus / 'conversations.json'}: conversation {conv_id!r} must be an object "
+                f"(its meta), got {json_type(entry)}."
+            )
+    return index, conversations
 
 
 def _meta_of(entry: Any) -> Dict[str, Any]:
@@ -77,18 +110,18 @@ def _meta_of(entry: Any) -> Dict[str, Any]:
 def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
     """ConvoKitOutputError when a key this run would add exists already."""
     utt_keys, conv_keys = output_keys(prefix, with_probs)
-    index = _load_json(corpus / "index.json", {})
+    index, conversations = _check_corpus_files(corpus)
     found = [k for k in utt_keys if k in index.get("utterances-index", {})]
     found += [k for k in conv_keys if k in index.get("conversations-index", {})]
-    for entry in _load_json(corpus / "conversations.json", {}).values():
-        found += [k for k in conv_keys if isinstance(_meta_of(entry), dict) and k in _meta_of(entry)]
+    for entry in conversations.values():
+        found += [k for k in conv_keys if k in _meta_of(entry)]
     needle = json.dumps(prefix)[:-1].encode("utf-8")  # '"sp_' : only such lines are parsed
     with open(corpus / "utterances.jsonl", "rb") as f:
         for line in f:
             if needle in line:
                 try:
                     meta = json.loads(line).get("meta") or {}
-                except (ValueError, AttributeError):
+                except (ValueError, AttributeError, RecursionError):
                     continue
                 found += [k for k in utt_keys if isinstance(meta, dict) and k in meta]
     if found:
@@ -152,7 +185,8 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     # then on check_paths knows it as this run's; the corpus is copied after.
     summary = run_local(model, corpus, records, source=source, errors=errors, overwrite=overwrite,
                         with_probs=with_probs, output_format="convokit", **options)
-    if summary.already_done and all((output / name).exists() for name in MERGED_FILES):
+    merged = [name for name in MERGED_FILES if name != "index.json" or (corpus / name).exists()]
+    if summary.already_done and all((output / name).exists() for name in merged):
         return summary
     copy_corpus(corpus, output)
     merge(corpus, output, records, errors, meta_prefix, with_probs)
@@ -177,7 +211,7 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
         pair_id = record["pair_id"]
         for utt_id in record["second"]["utterance_ids"]:
             meta = current.setdefault(utt_id, {})
-            meta.update({prefix + key: record[key] for key in ("pair_id", "score", "is_paraphrase", "vote_share", "agreement")})
+            meta.update({prefix + key: record[key] for key in ("pair_id", "score", "is_paraphrase", "vote_share", "agreement", "margin")})
             meta.setdefault(prefix + "paraphrase_spans", [])
             if with_probs:
                 meta[prefix + "paraphrase_probs"] = []
@@ -229,6 +263,8 @@ def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, 
         store.commit()
         tmp = output / "utterances.jsonl.tmp"
         _merge_utterances(corpus / "utterances.jsonl", tmp, store)
+    except sqlite3.Error as err:  # e.g. "database or disk is full"
+        raise OSError(None, f"merging the results failed ({err})", str(store_path)) from None
     finally:
         store.close()
         store_path.unlink(missing_ok=True)
@@ -248,7 +284,7 @@ def _merge_utterances(source: Path, target: Path, store: sqlite3.Connection) -> 
             try:
                 utterance = json.loads(line)
                 found = store.execute("SELECT value FROM meta WHERE id = ?", (str(utterance["id"]),)).fetchone()
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
                 found = None  # a malformed line (reported by the reader) is copied as it is
             if found is None:
                 out.write(line)

@@ -17,8 +17,18 @@ from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
 from tqdm import tqdm
 
 from .annotator import PairAnnotator, row_length
-from .resume import JobFiles, Progress, default_errors_path, model_signature
-from .source import SourceOptions, count_pairs, input_signature, problem_entry, read_pairs, rows_and_skips
+from .paths import check_model, check_targets, own_files
+from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
+from .source import (
+    DEFAULT_MAX_LENGTH,
+    SourceOptions,
+    checked_source,
+    count_pairs,
+    input_signature,
+    problem_entry,
+    read_pairs,
+    rows_and_skips,
+)
 
 BUFFER_BATCHES = 16
 
@@ -96,12 +106,13 @@ class _Reader:
     the earlier runs already reported (the readers report them in a fixed
     order)."""
 
-    def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int):
+    def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int,
+                 max_length: int = DEFAULT_MAX_LENGTH):
         self.problems = 0
         self.skip_problems = progress.problems_seen
         self.entries: List[Dict[str, Any]] = []
         pairs = read_pairs(input_path, source, self._on_problem)
-        self.rows = islice(rows_and_skips(pairs), progress.consumed, limit)
+        self.rows = islice(rows_and_skips(pairs, max_length), progress.consumed, limit)
         self.consumed = progress.consumed
         self.size = size
 
@@ -150,11 +161,16 @@ def run_local(
 ) -> Summary:
     """Annotate every turn pair of ``input_path`` into ``output`` (JSON
     Lines); resumes an interrupted run with the same arguments."""
-    source = source or SourceOptions()
     errors = Path(errors) if errors is not None else default_errors_path(output)
     check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
+    source = checked_source(input_path, source or SourceOptions())
+    check_model(model)
+    checkpoint = checkpoint_path(output)
+    check_targets(input_path, model, [("OUTPUT", Path(output)), ("The errors file", errors),
+                                      ("The checkpoint", checkpoint)],
+                  own=own_files(checkpoint, Path(output), errors))
     files = JobFiles(
         output,
         errors,
@@ -172,7 +188,7 @@ def run_local(
         with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
                   dynamic_ncols=True, smoothing=0.1) as bar:
             _annotate(annotator, files, progress, _Reader(input_path, source, progress, limit,
-                      buffer_batches * batch_size), n_process, bar)
+                      buffer_batches * batch_size, annotator.nlp.max_length), n_process, bar)
     finally:
         files.close()
     return Summary.of(progress, output, errors, resumed_at=resumed_at)

@@ -33,7 +33,8 @@ from tqdm import tqdm
 from .annotator import PairAnnotator
 from .local import Summary, check_settings
 from .resume import default_errors_path, dumps
-from .source import SourceOptions, count_pairs, problem_entry, read_pairs, rows_and_skips
+from .paths import PathError, check_model, check_targets, read_files
+from .source import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
 from .staging import ROW_COLUMN, ShardWriter, remove_staging, staging_dir
 
 RECORD_COLUMN = "record"
@@ -192,6 +193,14 @@ def run_ray(
         num_gpus = 1.0
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
+    source = checked_source(input_path, source)
+    check_model(model)
+    check_targets(input_path, model, [("The errors file", errors)])
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
+    inside = [p for p in read_files(input_path) + [Path(model)] if output.resolve() in (p.resolve(), *p.resolve().parents)]
+    if inside:
+        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
     prepare_output(output, errors, overwrite=overwrite)
     started = time.perf_counter()
     staging = staging_dir(output)

@@ -68,11 +68,19 @@ def invalid_reason(row: Mapping[str, Any]) -> Optional[str]:
 
 def turn_speakers(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
     """``speakers=`` for ``make_pair_doc``: both speaker names, or None when
-    either is unknown or empty (the turns are then labelled FIRST / SECOND)."""
+    either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate
+    (the turns are then labelled FIRST / SECOND; the record keeps the names)."""
     names = tuple(row[side].get("speaker") for side in SIDES)
-    if all(isinstance(name, str) and name for name in names):
+    if all(_encodable(name) for name in names):
         return names  # type: ignore
     return None
+
+
+def _encodable(name: Any) -> bool:
+    try:
+        return isinstance(name, str) and bool(name) and bool(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return False
 
 
 def _number(value: Any) -> Optional[float]:
@@ -209,6 +217,7 @@ def make_record(
     record["is_paraphrase"] = score is not None and score >= threshold
     record["vote_share"] = _number(group.attrs.get("vote_share", score))
     record["agreement"] = _number(group.attrs.get("agreement"))
+    record["margin"] = _number(group.attrs.get("margin", None if score is None else score - threshold))
     second_start = doc_turns[1].start
     record["spans"] = _spans(doc, group, turns, bases, lambda i: "first" if i < second_start else "second")
     if with_probs:

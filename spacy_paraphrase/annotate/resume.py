@@ -12,11 +12,12 @@ checkpoint's sizes (dropping a half-written tail) and goes on after the
 consumed pairs; a different fingerprint is refused (``--overwrite`` starts
 over), unless the stopped run had committed nothing.
 """
+import contextlib
 import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 from ..saving import replace_file
 
@@ -83,6 +84,18 @@ def _truncate(path: Path, size: int) -> None:
 def _sync(f) -> None:
     f.flush()
     os.fsync(f.fileno())
+
+
+@contextlib.contextmanager
+def naming(path: Path) -> Iterator[None]:
+    """An OSError inside (a full disk, a lost permission) names ``path``
+    when it names no file of its own."""
+    try:
+        yield
+    except OSError as err:
+        if err.filename is None:
+            raise OSError(err.errno, err.strerror or str(err), str(path)) from None
+        raise
 
 
 class JobFiles:
@@ -171,13 +184,17 @@ class JobFiles:
 
     def write(self, records: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]]) -> None:
         """Append records to OUTPUT and entries to the errors file."""
-        self._out.write(b"".join(dumps(r) for r in records))
-        self._err.write(b"".join(dumps(e) for e in entries))
+        with naming(self.output):
+            self._out.write(b"".join(dumps(r) for r in records))
+        with naming(self.errors):
+            self._err.write(b"".join(dumps(e) for e in entries))
 
     def commit(self, progress: Progress) -> None:
         """Make everything written so far durable, then record it in the checkpoint."""
-        _sync(self._out)
-        _sync(self._err)
+        with naming(self.output):
+            _sync(self._out)
+        with naming(self.errors):
+            _sync(self._err)
         progress.output_bytes = self._out.tell()
         progress.errors_bytes = self._err.tell()
         self.save(progress)
@@ -188,12 +205,16 @@ class JobFiles:
             "fingerprint": self.fingerprint,
             "progress": dataclasses.asdict(progress),
         }
-        replace_file(self.checkpoint, lambda tmp: tmp.write_text(json.dumps(state, indent=1), encoding="utf-8"))
+        with naming(self.checkpoint):
+            replace_file(self.checkpoint, lambda tmp: tmp.write_text(json.dumps(state, indent=1), encoding="utf-8"))
 
     def close(self) -> None:
         for f in (self._out, self._err):
             if f is not None:
-                f.close()
+                try:
+                    f.close()
+                except OSError:
+                    pass  # a buffered tail that could not be written: the checkpoint does not count it
         self._out = self._err = None
 
 

@@ -1,13 +1,25 @@
 """What an annotate run reads: the turn pairs of a dialog corpus (any format
 of docs/dialog-formats.md), role-filtered, each as a validated row or a
 reported skip. Shared by the local and the Ray engine."""
-from dataclasses import asdict, dataclass, field
+import re
+import unicodedata
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from ..dialogs import filter_roles, read_convokit_speakers, read_turn_pairs, role_getter
+from ..dialogs import FORMATS, DialogFormatError, filter_roles, guess_format, read_convokit_speakers, read_turn_pairs, role_getter
+from ..dialogs.pairing import reader_parameters
 from ..dialogs.records import OnProblem, Problem, TurnPair
+from .paths import CONVOKIT_READ, convokit_folder
 from .records import invalid_side, pair_row
+
+# spaCy's default nlp.max_length: the longest turn (in characters) a run
+# takes when it has no pipeline at hand to ask (the Ray engine's staging).
+DEFAULT_MAX_LENGTH = 10 ** 6
+# How the reader options of the command line are spelled there.
+OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
+_VISIBLE_ASCII = re.compile(r"[!-~]")
+_INVISIBLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me")
 
 
 @dataclass
@@ -27,6 +39,50 @@ class SourceOptions:
 
     def as_dict(self) -> Dict[str, Any]:
         return asdict(self)
+
+
+def _flag(key: str) -> str:
+    return OPTION_FLAGS.get(key, f"--reader-option {key}")
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    raise DialogFormatError(f"{_flag(key)} must be true or false, got {value!r}.")
+
+
+def checked_source(path, options: SourceOptions) -> SourceOptions:
+    """``options`` checked against the input's format before any work:
+    DialogFormatError for a reader option that format's reader does not take
+    (or of the wrong type) and ValueError for a bad role setting. Returns
+    them with boolean reader options given as text (``true``) made booleans."""
+    fmt = options.fmt or guess_format(path)
+    if fmt not in FORMATS:
+        raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    takes = reader_parameters(fmt)
+    unknown = [key for key in options.reader_options if key not in takes]
+    if unknown:
+        guessed = "" if options.fmt else " (guessed from the input; --format sets it)"
+        accepted = ", ".join(_flag(k) for k in sorted(takes)) or "no reader options"
+        raise DialogFormatError(
+            f"{', '.join(_flag(k) for k in unknown)}: not an option of the {fmt} format{guessed}; "
+            f"it takes {accepted}."
+        )
+    reader_options = {}
+    for key, value in options.reader_options.items():
+        if isinstance(takes[key], bool):
+            value = _as_bool(key, value)
+        elif value is not None and not isinstance(value, str):
+            raise DialogFormatError(f"{_flag(key)} must be text, got {value!r}.")
+        reader_options[key] = value
+    if options.first_roles or options.second_roles:
+        speakers = None
+        if options.role_source.startswith("speaker-meta:"):
+            speakers = read_convokit_speakers(path, fields=[])
+        role_getter(options.role_source, patterns=options.role_patterns or None, speakers=speakers)
+    return replace(options, reader_options=reader_options)
 
 
 def read_pairs(path, options: SourceOptions, on_problem: OnProblem) -> Iterator[TurnPair]:
@@ -57,11 +113,39 @@ def count_pairs(path, options: SourceOptions, limit: Optional[int] = None) -> in
     return n
 
 
-def skip_entry(pair: TurnPair, row: Dict[str, Any]) -> Optional[Dict[str, Any]]:
-    """The errors-file entry of a pair that cannot be annotated (an empty,
-    whitespace-only or invalid turn), with the file and line of that turn's
-    first utterance; None for a valid pair."""
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` has a character the model can read: one that is not
+    whitespace, a format or control character (zero-width space, BOM, soft
+    hyphen, ...) or a lone combining mark."""
+    if _VISIBLE_ASCII.search(text):
+        return True
+    return any(unicodedata.category(c) not in _INVISIBLE for c in text)
+
+
+def unusable_side(row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Tuple[str, str]]:
+    """``(side, reason)`` for the first turn of the row that cannot be
+    annotated (``records.invalid_side``: empty, whitespace only, invalid
+    Unicode; or no visible text; or longer than ``max_length`` characters,
+    the pipeline's ``nlp.max_length``), else None."""
     found = invalid_side(row)
+    if found is not None:
+        return found
+    for side in ("first", "second"):
+        text = row[side]["text"]
+        if len(text) > max_length:
+            return side, (f"The {side} turn has {len(text)} characters, more than the pipeline takes "
+                          f"(nlp.max_length = {max_length}).")
+        if not has_visible_text(text):
+            return side, (f"The {side} turn has no visible text ({text[:20]!r}: only invisible characters "
+                          "such as zero-width spaces, a BOM or soft hyphens); the model would read nothing.")
+    return None
+
+
+def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Dict[str, Any]]:
+    """The errors-file entry of a pair that cannot be annotated
+    (``unusable_side``), with the file and line of that turn's first
+    utterance; None for a valid pair."""
+    found = unusable_side(row, max_length)
     if found is None:
         return None
     side, reason = found
@@ -83,23 +167,27 @@ def problem_entry(problem: Problem) -> Dict[str, Any]:
     return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
-def rows_and_skips(pairs: Iterator[TurnPair]) -> Iterator[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
+def rows_and_skips(pairs: Iterator[TurnPair], max_length: int = DEFAULT_MAX_LENGTH
+                   ) -> Iterator[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
     """``(row, skip entry or None)`` for each pair."""
     for pair in pairs:
         row = pair_row(pair)
-        yield row, skip_entry(pair, row)
+        yield row, skip_entry(pair, row, max_length)
 
 
 def input_signature(path) -> Dict[str, Any]:
-    """Size and modification time of the input (each file of a directory,
-    not recursive): a changed input does not resume an old run."""
+    """Size and modification time of the input (of a ConvoKit directory: of
+    each of its files a run reads, ``paths.CONVOKIT_READ``, so that files
+    written beside them do not count): a changed input does not resume an
+    old run."""
     path = Path(path)
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    folder = convokit_folder(path) if path.is_dir() else None
+    files = [folder / name for name in sorted(CONVOKIT_READ) if (folder / name).is_file()] if folder else [path]
     return {
         "path": str(path.resolve()),
         "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files],
     }
 
 
-__all__ = ["SourceOptions", "count_pairs", "input_signature", "problem_entry", "read_pairs",
-           "rows_and_skips", "skip_entry"]
+__all__ = ["DEFAULT_MAX_LENGTH", "SourceOptions", "checked_source", "count_pairs", "has_visible_text",
+           "input_signature", "problem_entry", "read_pairs", "rows_and_skips", "skip_entry", "unusable_side"]

@@ -8,11 +8,12 @@ with the utterance it replies to, without merging; ``pair_id`` is
 ``{parent id}>{reply id}``. Pairs never join two conversations, and both
 turns of a pair always have different speakers.
 """
-from typing import Any, Iterable, Iterator, List, Optional
+import inspect
+from typing import Any, Dict, Iterable, Iterator, List, Optional
 
-from .readers import guess_format, read_dialogs
+from .readers import guess_format, read_chat, read_convokit, read_dialogs, read_mediasum
 from .records import Conversation, OnProblem, Turn, TurnPair, Utterance
-from .tables import read_pair_file
+from .tables import read_pair_file, read_turn_table
 
 MODES = ("consecutive", "reply-to")
 
@@ -59,6 +60,15 @@ def pair_conversation(conversation: Conversation, mode: str = "consecutive") -> 
     if mode == "reply-to":
         return pair_replies(conversation)
     raise ValueError(f"Unknown pairing mode {mode!r}; choose one of {', '.join(MODES)}.")
+
+
+def reader_parameters(fmt: str) -> Dict[str, Any]:
+    """The options the reader of format ``fmt`` takes (name -> default),
+    ``on_problem`` aside."""
+    readers = {"convokit": read_convokit, "mediasum": read_mediasum, "chat": read_chat,
+               "turns": read_turn_table, "pairs": read_pair_file}
+    parameters = inspect.signature(readers[fmt]).parameters.values()
+    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "on_problem"}
 
 
 def read_turn_pairs(

@@ -188,7 +188,7 @@ def test_checkpoint_is_written_before_the_model_loads(annotate_model, tmp_path, 
 
     monkeypatch.setattr(local, "PairAnnotator", unloadable)
     with pytest.raises(OSError):
-        run("missing-model", corpus, out)
+        run(annotate_model, corpus, out)  # a pipeline that passes the path check but fails to load
     assert load_progress(out) is not None and not load_progress(out).done
     monkeypatch.undo()
     notes = tmp_path / "notes.jsonl"
@@ -196,4 +196,4 @@ def test_checkpoint_is_written_before_the_model_loads(annotate_model, tmp_path, 
     with pytest.raises(ResumeError, match="not this output's errors file"):
         run(annotate_model, corpus, out, errors=notes)  # nothing to keep, but that file is not the run's
     assert notes.read_text() == "not the run's\n"
-    assert run(annotate_model, corpus, out).written == 6  # another model: starts, no --overwrite needed
+    assert run(annotate_model, corpus, out).written == 6  # nothing committed: starts, no --overwrite needed

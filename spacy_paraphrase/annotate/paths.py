@@ -1,0 +1,134 @@
+"""The paths of an annotate run, checked before anything is written
+(docs/annotate.md, "Paths"): the model is a pipeline, each file the run
+writes is a regular file (or new) in a folder that can exist, and none of
+them is one of the run's inputs (compared on resolved paths and on the file
+itself, so links, ``..`` and a second name of the same file are caught)."""
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
+
+from spacy.util import is_package
+
+# The files of a ConvoKit directory that a run reads (the utterances, the
+# speakers for speaker-meta roles, and what --output-format convokit merges).
+CONVOKIT_READ = ("utterances.jsonl", "speakers.json", "users.json", "conversations.json", "index.json")
+
+
+class PathError(ValueError):
+    """A path of the run is of the wrong kind or would overwrite an input."""
+
+
+def check_model(model: str) -> None:
+    """PathError unless ``model`` is a pipeline directory or an installed
+    pipeline package, with a message that names the fix."""
+    path = Path(model)
+    if path.exists():
+        if not path.is_dir():
+            raise PathError(f"The model {model} is a file; pass a pipeline directory (e.g. training/model-best).")
+        if not (path / "config.cfg").is_file():
+            raise PathError(
+                f"The model {model} is not a spaCy pipeline (no config.cfg in it); pass the directory "
+                "spacy train wrote, e.g. training/model-best."
+            )
+        return
+    if not is_package(model):
+        raise PathError(
+            f"The model {model} is neither a directory nor an installed pipeline package; pass a "
+            "trained pipeline's directory (e.g. training/model-best) or a package name."
+        )
+
+
+def convokit_folder(input_path) -> Optional[Path]:
+    """The ConvoKit directory of an input (the directory itself, or the one
+    holding the given ``utterances.jsonl``); None for other inputs."""
+    path = Path(input_path)
+    if path.is_dir():
+        return path
+    if path.name == CONVOKIT_READ[0]:
+        return path.parent
+    return None
+
+
+def read_files(input_path) -> List[Path]:
+    """The input files a run reads."""
+    folder = convokit_folder(input_path)
+    if folder is None:
+        return [Path(input_path)]
+    return [folder / name for name in CONVOKIT_READ if (folder / name).is_file()]
+
+
+def _tree(path: Path) -> Iterator[Path]:
+    if path.is_dir():
+        for root, _, names in os.walk(path):
+            for name in names:
+                yield Path(root) / name
+    elif path.exists():
+        yield path
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same resolved path, or (both
+    existing) the same file under two names (a hard link)."""
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return a.exists() and b.exists() and os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def check_writable_path(path: Path, what: str) -> None:
+    """PathError unless ``path`` is a regular file or new, in a folder that
+    exists or can be made (no file where a folder must be)."""
+    if path.exists() and not path.is_file():
+        kind = "a directory" if path.is_dir() else "not a regular file (a device?)"
+        raise PathError(f"{what} {path} is {kind}; give the path of a file.")
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise PathError(f"{what} {path} cannot be made: {parent} is a file, not a folder.")
+            break
+
+
+def check_targets(input_path, model: str, targets: Sequence[Tuple[str, Path]],
+                  own: Iterable[Path] = ()) -> None:
+    """PathError when a file the run writes (``targets``: (what, path)) is of
+    the wrong kind, is another target, or is one of the run's inputs: the
+    files it reads, any file of a ConvoKit input directory (but for the
+    ``own`` files an earlier run of this output wrote there) or of the model."""
+    targets = [(what, Path(path)) for what, path in targets]
+    for i, (what, path) in enumerate(targets):
+        check_writable_path(path, what)
+        for other_what, other in targets[:i]:
+            if same_file(path, other):
+                raise PathError(f"{what} {path} is the same file as {other_what.lower()} {other}; give another path.")
+    own = [Path(p) for p in own]
+    inputs = [(p, True) for p in read_files(input_path)]
+    folder = convokit_folder(input_path)
+    if folder is not None:
+        inputs += [(p, False) for p in _tree(folder)]
+    inputs += [(p, True) for p in _tree(Path(model))]
+    for what, path in targets:
+        for source, always in inputs:
+            if same_file(path, source) and (always or not any(same_file(path, o) for o in own)):
+                raise PathError(
+                    f"{what} {path} is one of the run's inputs ({source}); annotate never writes over its "
+                    "input: give another path."
+                )
+
+
+def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:
+    """The files an earlier run of this output wrote: OUTPUT and its
+    checkpoint when the checkpoint exists, and the errors file when the
+    checkpoint names it."""
+    if not checkpoint.is_file():
+        return []
+    own = [output, checkpoint]
+    try:
+        stored = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["errors"]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return own
+    if stored == str(errors.resolve()):
+        own.append(errors)
+    return own
