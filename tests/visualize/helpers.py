@@ -25,6 +25,7 @@ def model_doc(
     pair_id: Optional[str] = "NPR-1-2",
     threshold: float = 0.3,
     highlight_threshold: float = 0.5,
+    highlight_scale: str = "absolute",
 ):
     """A pair Doc as paraphrase_spans leaves it (written by the component's own
     writer), with the given token probabilities (default: increasing)."""
@@ -39,6 +40,7 @@ def model_doc(
         cats_key="PARAPHRASE",
         threshold=threshold,
         highlight_threshold=highlight_threshold,
+        highlight_scale=highlight_scale,
     )
     return doc
 

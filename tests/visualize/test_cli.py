@@ -1,10 +1,12 @@
+import inspect
+
 import numpy
 import srsly
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app as main_app
-from spacy_paraphrase.visualize.cli import sort_views
+from spacy_paraphrase.visualize.cli import sort_views, visualize_cli
 from tests.visualize.helpers import model_doc
 
 runner = CliRunner()
@@ -93,3 +95,55 @@ def test_sort_views_puts_missing_values_last():
     assert [v.agreement for v in sort_views(views, "agreement")] == [0.1, 0.5, None]
     assert [v.score for v in sort_views(views, "score")] == [0.9, 0.2, None]
     assert sort_views(views, None) == views
+
+
+def _margins_docbin(path):
+    # Threshold 0.3: margins +0.6, +0.25, +0.01, -0.1 (pair scores 0.9, 0.55, 0.31, 0.2).
+    docs = [model_doc(numpy.full(24, p), pair_id=name)
+            for name, p in (("clear", 0.9), ("mid", 0.55), ("edge", 0.31), ("below", 0.2))]
+    DocBin(docs=docs, store_user_data=True).to_disk(path)
+    return path
+
+
+def test_visualize_sort_margin_puts_borderline_first(tmp_path):
+    data = _margins_docbin(tmp_path / "pairs.spacy")
+    out = tmp_path / "page.html"
+    names = ("clear", "mid", "edge", "below")
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--sort", "margin"])
+    assert result.exit_code == 0, result.output
+    assert _order(out.read_text(encoding="utf-8"), names) == ["edge", "below", "mid", "clear"]
+    # With --threshold the margins are measured from it: 0.4, 0.05, -0.19, -0.3.
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--sort", "margin", "--threshold", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert _order(out.read_text(encoding="utf-8"), names) == ["mid", "edge", "below", "clear"]
+
+
+def test_sort_views_by_margin_uses_its_size_and_puts_missing_last():
+    class V:
+        def __init__(self, margin):
+            self.margin = margin
+
+    views = [V(None), V(0.3), V(-0.05), V(0.05), V(-0.2)]
+    assert [v.margin for v in sort_views(views, "margin")] == [-0.05, 0.05, -0.2, 0.3, None]
+
+
+def test_visualize_help_names_the_sorts_and_the_shade_scale():
+    params = inspect.signature(visualize_cli).parameters
+    sort_help = params["sort"].default.help
+    assert "margin (borderline first" in sort_help and "agreement (most contested first" in sort_help
+    assert "page_max" in params["shade_scale"].default.help
+    result = runner.invoke(_app(), ["visualize", "--help"])
+    assert result.exit_code == 0 and "--shade-scale" in result.output
+
+
+def test_visualize_shade_scale(tmp_path):
+    data = _margins_docbin(tmp_path / "pairs.spacy")
+    out = tmp_path / "page.html"
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--shade-scale", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "a fixed scale" in out.read_text(encoding="utf-8")
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--limit", "1", "--sort", "margin"])
+    assert "p &#247; 0.31, the page" in out.read_text(encoding="utf-8")  # the scale of the pairs shown
+    out.unlink()
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--shade-scale", "bright"])
+    assert result.exit_code == 1 and "Unknown shade scale" in result.output and not out.exists()
