@@ -1,5 +1,5 @@
 """The command line shared by the table writers that turn one stored JSON
-result into markdown (``table_speed``, ``table_quantize``)."""
+result into markdown (``table_speed``; ``studies.table_quantize``)."""
 import argparse
 import json
 from pathlib import Path

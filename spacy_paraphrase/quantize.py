@@ -266,7 +266,7 @@ def quantize_cli(
     (quantized when it is loaded; the fp32 weights are kept). per-token-int8
     (the default) keeps quality; smooth-int8 (calibrated on --calibrate pairs)
     keeps it closer at the same speed; dynamic-int8 is faster but can break a
-    backbone with outlier activations (measure first: benchmarks/run_quantize.py)."""
+    backbone with outlier activations (measure first: studies/run_quantize.py)."""
     try:
         done = quantize_pipeline(model_dir, output_dir, method, name, calibrate, calibration_pairs, alpha)
     except (QuantizeCommandError, OSError, ValueError) as err:

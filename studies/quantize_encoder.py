@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
-from .speed_measure import ratio
+from benchmarks.speed_measure import ratio
 
 
 def transformer_modules(nlp) -> list:

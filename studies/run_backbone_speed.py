@@ -12,9 +12,9 @@ read from its ``meta.json`` (``spacy_paraphrase.backbone``, where recorded);
 ``run_compare_modes``) is reported as its training time. The JSON names no
 machine paths. Run from the repository root::
 
-    python -m benchmarks.run_backbone_speed minilm=training/modes/soft_tm_seed5/model-tuned-turn_max \\
+    python -m studies.run_backbone_speed minilm=training/modes/soft_tm_seed5/model-tuned-turn_max \\
         mpnet=training/mpnet/soft_mpnet_seed5/model-tuned corpus/contextdep/dev.spacy \\
-        --threads 1 --output benchmarks/results/backbones/speed_contextdep.json
+        --threads 1 --output studies/results/backbone_speed_contextdep.json
 """
 import argparse
 import datetime
@@ -26,10 +26,10 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from .run_quantize import add_timing_args, measure_speed, read_examples, versions, write_json
-from .run_speed import portable
-from .speed_measure import ratio
+from benchmarks.run_speed import portable
+from benchmarks.speed_measure import ratio
 
-MODULE = "benchmarks.run_backbone_speed"
+MODULE = "studies.run_backbone_speed"
 
 
 def parse_models(items: List[str]) -> List[Tuple[str, Path]]:

@@ -42,9 +42,9 @@ The speedup is int8 pairs/s over fp32 pairs/s (wall; ``speedup_cpu`` per CPU
 second); deltas are int8 − fp32 in points (× 100). The JSON names no machine
 paths. Run from the repository root::
 
-    python -m benchmarks.run_quantize training/contextdep_mpnet_cpu/model-best corpus/contextdep/dev.spacy \\
-        --output benchmarks/results/quantize.json
-    python -m benchmarks.table_quantize benchmarks/results/quantize.json   # quantize.md beside it
+    python -m studies.run_quantize training/contextdep_mpnet_cpu/model-best corpus/contextdep/dev.spacy \\
+        --output studies/results/quantize/quantize.json
+    python -m studies.table_quantize studies/results/quantize/quantize.json   # quantize.md beside it
 """
 import argparse
 import datetime
@@ -60,11 +60,11 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from .quantize_encoder import measure_encoder, transformer_modules
-from .run_speed import portable
-from .speed_measure import memory_now, ratio
+from benchmarks.run_speed import portable
+from benchmarks.speed_measure import memory_now, ratio
 
 REPO = Path(__file__).resolve().parents[1]
-MODULE = "benchmarks.run_quantize"
+MODULE = "studies.run_quantize"
 SYSTEMS = ("fp32", "int8")
 # Per component factory: the score keys compared (after "<pipe name>_"), and
 # which of them the summary names accuracy / Jaccard first / Jaccard second.
@@ -359,7 +359,7 @@ def parse_args(argv=None):
     p.add_argument("--setting", default="int8-token", choices=["int8-token", "int8"],
                    help="the int8 side's quantize setting (encoder/quantize.py; default int8-token, as the "
                         "quantize command writes; ignored with --int8-model)")
-    p.add_argument("--output", default=str(REPO / "benchmarks" / "results" / "quantize.json"))
+    p.add_argument("--output", default=str(REPO / "studies" / "results" / "quantize" / "quantize.json"))
     add_timing_args(p, 5, "timed rounds (both systems each)")
     p.add_argument("--no-encoder", dest="encoder", action="store_false",
                    help="skip the bare-encoder comparison (torch fp32 / int8, ONNX Runtime)")
@@ -375,7 +375,7 @@ def main(argv=None) -> int:
     r = results["ratios"]
     print(f"speedup {r['speedup']:.2f}x (per CPU second {r['speedup_cpu']:.2f}x); "
           + ", ".join(f"{k} {v:+.2f}" for k, v in r.items() if k.startswith("delta_")), file=sys.stderr)
-    print(f"Wrote {output}; the table: python -m benchmarks.table_quantize {output}", file=sys.stderr)
+    print(f"Wrote {output}; the table: python -m studies.table_quantize {output}", file=sys.stderr)
     return 0
 
 

@@ -3,11 +3,11 @@ one pipeline as trained (fp32) and quantized (int8), from the JSON
 (``quantize.json``) into ``quantize.md`` beside it (or ``--output``), also
 printed.
 
-    python -m benchmarks.table_quantize benchmarks/results/quantize.json
+    python -m studies.table_quantize studies/results/quantize/quantize.json
 """
 from typing import Dict, Optional
 
-from .table_cli import table_main
+from benchmarks.table_cli import table_main
 
 SYSTEMS = ("fp32", "int8")
 

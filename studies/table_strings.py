@@ -1,8 +1,8 @@
 """Table of ``check-strings`` runs over seeds: the same pairs given as word lists and
 as strings (docs/results.md, "Strings and word lists").
 
-    python -m spacy_paraphrase check-strings MODEL corpus/contextdep/dev.spacy -o benchmarks/results/strings/soft_tm_seed5.json
-    python -m benchmarks.table_strings benchmarks/results/strings/*.json --output benchmarks/results/strings.md
+    python -m spacy_paraphrase check-strings MODEL corpus/contextdep/dev.spacy -o studies/results/strings/soft_tm_seed5.json
+    python -m studies.table_strings studies/results/strings/*.json --output studies/results/strings.md
 
 Each run gives the checks on the string input and both inputs' scores at the
 pipeline's thresholds and cross-tuned. The table shows means ± sd over the runs,

@@ -2,7 +2,7 @@
 sweep files that ``python -m spacy_paraphrase find-threshold ... --output``
 writes (``{"key", "objective", "best", "sweep": [{"value", scores...}]}``).
 
-    python -m benchmarks.table_thresholds metrics/modes_majority_seed0_tuned.threshold.json \\
+    python -m studies.table_thresholds metrics/modes_majority_seed0_tuned.threshold.json \\
         metrics/modes_majority_seed0_tuned.highlight_threshold.json --every 2
 """
 import argparse

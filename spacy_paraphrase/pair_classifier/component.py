@@ -9,7 +9,7 @@ mean of each turn's wordpieces) and classified by a softmax over the labels
 (``exclusive_classes = true``) or one sigmoid per label.
 
 The default pooling is ``"cls_mean_turns"`` (``[CLS]`` plus the mean of each
-turn; the comparison is in docs/research-log.md). The GPU configs use
+turn; the comparison is in studies/research-log.md). The GPU configs use
 ``"cls"``, the papers' sequence-classification setup.
 
 Settings (all in ``self.cfg``, saved with the pipeline):

@@ -1,4 +1,4 @@
-"""benchmarks.run_backbone_speed on the tests' tiny pipeline saved twice: one
+"""studies.run_backbone_speed on the tests' tiny pipeline saved twice: one
 run times every pipeline on the same pairs, rotating the order, and writes
 ratios against the first without machine paths."""
 import json
@@ -7,7 +7,7 @@ import re
 import pytest
 from spacy.tokens import DocBin
 
-from benchmarks import run_backbone_speed
+from studies import run_backbone_speed
 
 ABSOLUTE_PATH = re.compile(r'(^|[\s"`(])/[A-Za-z]')
 

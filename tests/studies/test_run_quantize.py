@@ -1,4 +1,4 @@
-"""benchmarks.run_quantize and table_quantize on the tests' tiny pipeline: one
+"""studies.run_quantize and table_quantize on the tests' tiny pipeline: one
 run loads it fp32 and int8, times both, scores both with the project's
 evaluator, and writes ratios and deltas without machine paths."""
 import importlib.util
@@ -9,7 +9,7 @@ import pytest
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from benchmarks import run_quantize, table_quantize
+from studies import run_quantize, table_quantize
 from spacy_paraphrase.cli import app
 
 ABSOLUTE_PATH = re.compile(r'(^|[\s"`(])/[A-Za-z]')

@@ -1,4 +1,4 @@
-from benchmarks.table_strings import CHECKS, NAME, SCORES, table
+from studies.table_strings import CHECKS, NAME, SCORES, table
 
 
 def _run(acc_words, acc_strings, punct):
