@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import math
+import re
 from array import array
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -58,6 +59,9 @@ def as_id(value: Any, what: str) -> str:
     return value
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+
+
 class IdTypes:
     """The JSON type under which each id (by its string) was first met: an id
     given as a number in one record and as a string in another (``1`` and
@@ -68,7 +72,10 @@ class IdTypes:
         self._types: Dict[str, str] = {}
 
     def check(self, value: Any, key: str) -> None:
-        """RecordError when ``key`` (``as_id(value)``) was met as another JSON type."""
+        """RecordError when ``key`` (``as_id(value)``) was met as another JSON type
+        (only ids that read as integers can clash, and only those are kept)."""
+        if not _INTEGER.fullmatch(key):
+            return
         kind = json_type(value)
         first = self._types.setdefault(key, kind)
         if first != kind:
