@@ -28,7 +28,13 @@ def load_pipeline(model: str, gpu_id: int = -1) -> Language:
     """``spacy.load(model)``, on GPU ``gpu_id`` when it is >= 0 (required then)."""
     if gpu_id >= 0:
         spacy.require_gpu(gpu_id)
-    return spacy.load(model)
+    try:
+        return spacy.load(model)
+    except OSError as err:  # spaCy's E050/E053: not (all of) a pipeline
+        raise ValueError(
+            f"The model {model} cannot be loaded ({err}); pass a complete pipeline directory (as "
+            "spacy train writes it, e.g. training/model-best) or an installed pipeline package."
+        ) from None
 
 
 class PairAnnotator:

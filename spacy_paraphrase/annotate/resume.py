@@ -160,7 +160,11 @@ class JobFiles:
             if not isinstance(stored, dict):
                 raise TypeError("the fingerprint is not an object")
             progress = Progress(**saved["progress"])
-        except (OSError, ValueError, KeyError, TypeError) as err:
+            for f in dataclasses.fields(Progress):
+                value = getattr(progress, f.name)
+                if isinstance(value, bool) != (f.type is bool) or not isinstance(value, (int, float)):
+                    raise TypeError(f"progress {f.name} is {value!r}")
+        except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
             raise ResumeError(
                 f"The checkpoint {self.checkpoint} cannot be read ({err}); use --overwrite to start over."
             ) from None

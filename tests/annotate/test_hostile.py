@@ -174,7 +174,7 @@ def test_reader_option_true_is_read_as_a_boolean(annotate_model, tmp_path):
     assert stored["reader_options"] == {"unify_names": True}
 
 
-def test_a_model_that_is_not_a_pipeline_names_the_fix(tmp_path):
+def test_a_model_that_is_not_a_pipeline_names_the_fix(annotate_model, tmp_path):
     corpus = write_chat(tmp_path / "chat.jsonl")
     out = tmp_path / "out.jsonl"
     (tmp_path / "empty").mkdir()
@@ -182,6 +182,20 @@ def test_a_model_that_is_not_a_pipeline_names_the_fix(tmp_path):
     failed(annotate(tmp_path / "empty", corpus, out), "no config.cfg", "training/model-best")
     failed(annotate(corpus, corpus, out), "is a file")
     assert not list(tmp_path.glob("out.jsonl*"))
+    (tmp_path / "half").mkdir()
+    (tmp_path / "half" / "config.cfg").write_bytes((Path(annotate_model) / "config.cfg").read_bytes())
+    failed(annotate(tmp_path / "half", corpus, out), "cannot be loaded", "training/model-best")
+
+
+def test_a_checkpoint_with_values_of_the_wrong_type_is_refused_clearly(annotate_model, tmp_path):
+    corpus = write_chat(tmp_path / "chat.jsonl")
+    out = tmp_path / "out.jsonl"
+    assert annotate(annotate_model, corpus, out).exit_code == 0
+    checkpoint = Path(str(out) + ".checkpoint.json")
+    state = json.loads(checkpoint.read_text())
+    state["progress"].update(consumed="x", done=False)
+    checkpoint.write_text(json.dumps(state))
+    failed(annotate(annotate_model, corpus, out), "cannot be read (progress consumed is 'x')", "--overwrite")
 
 
 # -- faults of the file system ------------------------------------------------------------------
