@@ -2,12 +2,16 @@
 
 Each converter reads one file and returns a list of reference pair Docs; the
 CLI (``python -m spacy_paraphrase convert <format> IN OUT``, one sub-command per
-format with its own options, in ``cli.py``) writes them to a ``.spacy`` file. Bad rows raise ``ConversionError`` naming the file, the line
-and the problem; with ``skip_bad=True`` they are counted and left out instead.
+format with its own options, in ``cli.py``) writes them to a ``.spacy`` file.
+Every converter runs the same row loop (``common.convert_rows``: read, check,
+build, report): the reader yields a row or a ``BadRow``, the converter's build
+step checks and builds it. Bad rows raise ``ConversionError`` naming the file,
+the line and the problem; with ``skip_bad=True`` they are counted and left out
+instead.
 
 Span-level paraphrase data: ``contextdep``. Pair classification (``doc.cats``
-one-hot or soft over the whole label set): ``circa``, ``multipit``, ``arpa``
-and ``pairs`` (any CSV / TSV / JSON Lines file of pairs).
+one-hot or soft over the whole label set): ``circa``, ``pairs`` (any CSV / TSV
+/ JSON Lines file of pairs) and its presets ``multipit`` and ``arpa``.
 """
 from .arpa import convert_arpa
 from .circa import convert_circa

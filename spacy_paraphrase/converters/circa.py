@@ -73,8 +73,8 @@ import numpy
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from .common import ConversionError, ConversionReport, read_delimited
-from .pairs import blank_nlp, build_pair, check_text, distribution, one_hot, row_error
+from .common import BadRow, ConversionReport, convert_rows, read_table
+from .pairs import blank_nlp, build_pair, check_text, distribution, one_hot
 
 COLUMNS = [
     "id",
@@ -216,11 +216,11 @@ def convert_circa(
     label_set, mapping, gold_column = _label_set(labels)
     strict = {s: s for s in STRICT_LABELS}
     strict.update(ALIASES)
-    records = list(read_delimited(path, "\t", COLUMNS))
-    report = ConversionReport(n_rows=len(records))
+    records = list(read_table(path, "\t", COLUMNS))
     contexts = [
-        None if "__error__" in row else (row["context"].strip() or None) for _, row in records
+        None if isinstance(row, BadRow) else (row["context"].strip() or None) for _, row in records
     ]
+    report = ConversionReport()
     if split == "all":
         wanted = [True] * len(records)
     else:
@@ -228,59 +228,52 @@ def convert_circa(
         wanted = [s == split for s in assigned]
         how = f"seed {seed}" + (f", held-out scenario {scenario!r}" if scenario else "")
         report.notes.append(f"Split {split!r} ({setting}, {how}): {sum(wanted)} of {len(records)} rows.")
+    keep = {line: w for (line, _), w in zip(records, wanted)}
     nlp = blank_nlp(vocab, lang)
-    docs: List[Doc] = []
     corrupt: List[int] = []
     no_majority = 0
     dropped: Counter = Counter()
-    for (line, row), keep in zip(records, wanted):
-        try:
-            if "__error__" in row:
-                raise row_error(path, line, row["__error__"])
-            row_id = row["id"].strip()
-            if not row_id:
-                raise ValueError("empty id")
-            if not row["context"].strip():
-                raise ValueError("empty context")
-            check_text(row["question-X"], "question-X")
-            check_text(row["answer-Y"], "answer-Y")
-            gold_raw = row[gold_column].strip()
-            gold_raw = ALIASES.get(gold_raw, gold_raw)
-            if gold_raw not in NO_MAJORITY and gold_raw not in label_set:
-                raise ValueError(f"{gold_column} {gold_raw!r} is not a {labels} label {list(label_set)}")
-            gold = None if gold_raw in NO_MAJORITY else gold_raw
-            judgements = _split_judgements(row["judgements"])
-            votes = [mapping[strict[j]] for j in judgements if j in strict]
-            if mode == "soft" and not votes:
-                raise ValueError(f"no usable judgement in {row['judgements']!r}")
-        except ValueError as err:
-            if not isinstance(err, ConversionError):
-                err = ConversionError(path, line, str(err))
-            report.bad(err, skip_bad)
-            continue
-        if not keep:
-            continue
+
+    def build(line: int, row: Dict[str, str]) -> Optional[Doc]:
+        # every row is checked, in or out of the split
+        nonlocal no_majority
+        row_id = row["id"].strip()
+        if not row_id:
+            raise ValueError("empty id")
+        if not row["context"].strip():
+            raise ValueError("empty context")
+        check_text(row["question-X"], "question-X")
+        check_text(row["answer-Y"], "answer-Y")
+        gold_raw = row[gold_column].strip()
+        gold_raw = ALIASES.get(gold_raw, gold_raw)
+        if gold_raw not in NO_MAJORITY and gold_raw not in label_set:
+            raise ValueError(f"{gold_column} {gold_raw!r} is not a {labels} label {list(label_set)}")
+        gold = None if gold_raw in NO_MAJORITY else gold_raw
+        judgements = _split_judgements(row["judgements"])
+        votes = [mapping[strict[j]] for j in judgements if j in strict]
+        if mode == "soft" and not votes:
+            raise ValueError(f"no usable judgement in {row['judgements']!r}")
+        if not keep[line]:
+            return None
         if _is_corrupt(row):
             corrupt.append(line)
-            continue
+            return None
         if mode == "hard" and gold is None:
             no_majority += 1
-            continue
+            return None
         if mode == "soft":
             dropped.update(j for j in judgements if j not in strict)
-        try:
-            doc = build_pair(nlp, path, line, row["question-X"], row["answer-Y"],
-                             ("question-X", "answer-Y"), speakers=SPEAKERS, pair_id=row_id)
-        except ConversionError as err:
-            report.bad(err, skip_bad)
-            continue
+        doc = build_pair(nlp, path, line, row["question-X"], row["answer-Y"],
+                         ("question-X", "answer-Y"), speakers=SPEAKERS, pair_id=row_id)
         doc.cats = one_hot(label_set, gold) if mode == "hard" else distribution(label_set, votes)
         attrs = doc.spans["turns"].attrs
         attrs["context"] = row["context"].strip()
         attrs["canquestion"] = row["canquestion-X"].strip()
         attrs["judgements"] = judgements
         attrs["gold"] = gold
-        docs.append(doc)
+        return doc
+
+    docs = convert_rows(path, records, build, report, skip_bad)
     if corrupt:
         shown = ", ".join(map(str, corrupt[:5])) + (", ..." if len(corrupt) > 5 else "")
         report.notes.append(

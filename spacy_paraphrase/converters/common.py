@@ -1,11 +1,12 @@
 """Shared pieces of the converters: errors, bad-row bookkeeping, file reading,
-and what every ``convert <format>`` sub-command shares (the arguments, the
-shared options, writing the DocBin and the summary)."""
+the row loop (read, check, build, report) and what every ``convert <format>``
+sub-command shares (the arguments, the shared options, writing the DocBin and
+the summary)."""
 import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Annotated, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import spacy
 import typer
@@ -78,29 +79,126 @@ def iter_records(path: Path, delimiter: str, quoting=csv.QUOTE_MINIMAL) -> Itera
         yield line, row
 
 
-def read_delimited(
-    path: Path, delimiter: str, required: Sequence[str], quoting=csv.QUOTE_MINIMAL
-) -> Iterator[Tuple[int, Dict[str, str]]]:
-    """Yield (line number where the record starts, row) from a CSV/TSV file
-    with a header, checking the header and each row's field count."""
+Column = Union[str, int]
+ROW_HINT = "a truncated line, or a text holding the delimiter or an unclosed quote?"
+
+
+@dataclass(frozen=True)
+class BadRow:
+    """A record the reader could not turn into fields (too few or too many, bad
+    JSON ...): the reason, to be reported with the record's line."""
+
+    reason: str
+
+
+Row = Union[Dict[str, str], BadRow]
+
+
+def as_index(column: Column) -> Optional[int]:
+    """A 0-based column index written as an int or a string of digits, else None."""
+    if isinstance(column, bool):
+        return None
+    if isinstance(column, int):
+        return column
+    if isinstance(column, str) and column.strip().isdigit():
+        return int(column.strip())
+    return None
+
+
+def read_table(
+    path: Path,
+    delimiter: str,
+    columns: Union[Sequence[str], Dict[str, Column]],
+    *,
+    header: bool = True,
+    quoting: int = csv.QUOTE_MINIMAL,
+) -> Iterator[Tuple[int, Row]]:
+    """Yield (line where the record starts, row) for each data record of a
+    CSV/TSV file: ``{role: value}`` for the roles of ``columns`` (a dict role ->
+    header name or 0-based index; a list of names stands for itself), or a
+    ``BadRow`` when its field count differs from the header's (or, without a
+    header, the first record's). A missing column raises ConversionError."""
+    if not isinstance(columns, dict):
+        columns = {name: name for name in columns}
     records = iter_records(path, delimiter, quoting)
-    try:
-        _, header = next(records)
-    except StopIteration:
-        raise ConversionError(path, 1, "the file is empty (no header)") from None
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise ConversionError(
-            path,
-            1,
-            f"missing column(s) {missing}; found {header!r} "
-            f"(is the delimiter {delimiter!r} right?)",
-        )
+    where: Dict[str, int] = {}
+    n_fields: Optional[int] = None
+    first_line = None
+    if header:
+        try:
+            first_line, names = next(records)
+        except StopIteration:
+            raise ConversionError(path, 1, "the file is empty (no header)") from None
+        n_fields = len(names)
+        missing = []
+        for role, column in columns.items():
+            index = as_index(column)
+            if isinstance(column, str) and column in names:
+                where[role] = names.index(column)
+            elif index is not None and index < len(names):
+                where[role] = index
+            else:
+                missing.append(column)
+        if missing:
+            raise ConversionError(
+                path,
+                first_line,
+                f"missing column(s) {missing}; found {names!r} (is the delimiter {delimiter!r} right?)",
+            )
+    else:
+        for role, column in columns.items():
+            index = as_index(column)
+            if index is None:
+                raise ValueError(
+                    f"Without a header, columns are 0-based indices; got {role}={column!r}."
+                )
+            where[role] = index
     for line, row in records:
-        if len(row) != len(header):
-            yield line, {"__error__": f"expected {len(header)} fields, found {len(row)}"}
+        if n_fields is None:
+            n_fields, first_line = len(row), line
+            needed = max(where.values())
+            if needed >= n_fields:
+                raise ConversionError(
+                    path,
+                    line,
+                    f"column index {needed} out of range: the first row has {n_fields} field(s) "
+                    f"(is the delimiter {delimiter!r} right?)",
+                )
+        if len(row) != n_fields:
+            origin = "" if header else f" (as line {first_line})"
+            yield line, BadRow(f"expected {n_fields} fields{origin}, found {len(row)} ({ROW_HINT})")
             continue
-        yield line, dict(zip(header, row))
+        yield line, {role: row[i] for role, i in where.items()}
+
+
+Build = Callable[[int, Dict[str, str]], Optional[Doc]]
+
+
+def convert_rows(
+    path, rows: Iterable[Tuple[int, Row]], build: Build, report: ConversionReport, skip_bad: bool
+) -> List[Doc]:
+    """The row loop of every converter: read, check, build, report.
+
+    Each row read counts in ``report.n_rows``. ``build(line, row)`` checks the
+    row and returns its Doc, or None for a row left out on purpose (counted by
+    the converter in its notes). A ``BadRow`` from the reader, or a ValueError
+    raised by ``build``, is a bad row: a ConversionError naming the file and the
+    line, raised, or with ``skip_bad`` kept in ``report.skipped``."""
+    docs: List[Doc] = []
+    for line, row in rows:
+        report.n_rows += 1
+        try:
+            if isinstance(row, BadRow):
+                raise ConversionError(path, line, row.reason)
+            doc = build(line, row)
+        except ValueError as err:  # ConversionError is a ValueError
+            if not isinstance(err, ConversionError):
+                err = ConversionError(path, line, str(err))
+            report.bad(err, skip_bad)
+            continue
+        if doc is not None:
+            docs.append(doc)
+    return docs
 
 
 # -- the command line: what every ``convert <format>`` sub-command shares ------

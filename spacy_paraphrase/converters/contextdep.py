@@ -41,7 +41,7 @@ from spacy.vocab import Vocab
 
 from ..pair_doc import make_pair_doc, runs_to_spans
 from ..spans.readout import PARAPHRASE_LABEL, SOURCE_LABEL
-from .common import ConversionError, ConversionReport, read_delimited
+from .common import ConversionError, ConversionReport, convert_rows, read_table
 
 COLUMNS = [
     "QID",
@@ -79,58 +79,38 @@ def _parse_highlights(value: str, n_words: int, column: str) -> List[int]:
 
 
 def _read(path: Path, report: ConversionReport, skip_bad: bool):
+    """The annotations of the file, grouped by pair (QID, in file order)."""
     pairs: Dict[str, dict] = {}
-    for line, row in read_delimited(path, "\t", COLUMNS):
-        report.n_rows += 1
-        if "__error__" in row:
-            report.bad(ConversionError(path, line, row["__error__"]), skip_bad)
-            continue
-        try:
-            qid = row["QID"].strip()
-            annotator = row["Annotator"].strip()
-            if not qid or not annotator:
-                raise ValueError("empty QID or Annotator")
-            label = row["Is Paraphrase"].strip()
-            if label not in ("0", "1"):
-                raise ValueError(f"Is Paraphrase must be 0 or 1, got {label!r}")
-            guest, host = row["Guest Tokens"], row["Host Tokens"]
-            g_words, h_words = guest.split(" "), host.split(" ")
-            if not any(g_words) or not any(h_words):
-                raise ValueError("an empty turn (Guest Tokens or Host Tokens)")
-            g_hl = _parse_highlights(row["Guest Highlights"], len(g_words), "Guest Highlights")
-            h_hl = _parse_highlights(row["Host Highlights"], len(h_words), "Host Highlights")
-        except ValueError as err:
-            report.bad(ConversionError(path, line, str(err)), skip_bad)
-            continue
+
+    def add(line: int, row: Dict[str, str]) -> None:
+        qid = row["QID"].strip()
+        annotator = row["Annotator"].strip()
+        if not qid or not annotator:
+            raise ValueError("empty QID or Annotator")
+        label = row["Is Paraphrase"].strip()
+        if label not in ("0", "1"):
+            raise ValueError(f"Is Paraphrase must be 0 or 1, got {label!r}")
+        guest, host = row["Guest Tokens"], row["Host Tokens"]
+        g_words, h_words = guest.split(" "), host.split(" ")
+        if not any(g_words) or not any(h_words):
+            raise ValueError("an empty turn (Guest Tokens or Host Tokens)")
+        g_hl = _parse_highlights(row["Guest Highlights"], len(g_words), "Guest Highlights")
+        h_hl = _parse_highlights(row["Host Highlights"], len(h_words), "Host Highlights")
         pair = pairs.get(qid)
         if pair is None:
             pair = pairs[qid] = {"guest": guest, "host": host, "line": line, "annotations": {}}
         elif pair["guest"] != guest or pair["host"] != host:
-            report.bad(
-                ConversionError(
-                    path,
-                    line,
-                    f"QID {qid} has different texts here than on line {pair['line']}",
-                ),
-                skip_bad,
-            )
-            continue
+            raise ConversionError(path, line, f"QID {qid} has different texts here than on line {pair['line']}")
         if annotator in pair["annotations"]:
-            report.bad(
-                ConversionError(
-                    path,
-                    line,
-                    f"duplicate annotation: annotator {annotator} already annotated QID "
-                    f"{qid} (line {pair['annotations'][annotator]['line']})",
-                ),
-                skip_bad,
+            raise ConversionError(
+                path,
+                line,
+                f"duplicate annotation: annotator {annotator} already annotated QID "
+                f"{qid} (line {pair['annotations'][annotator]['line']})",
             )
-            continue
-        pair["annotations"][annotator] = {
-            "label": int(label),
-            "highlights": g_hl + h_hl,
-            "line": line,
-        }
+        pair["annotations"][annotator] = {"label": int(label), "highlights": g_hl + h_hl, "line": line}
+
+    convert_rows(path, read_table(path, "\t", COLUMNS), add, report, skip_bad)
     return pairs
 
 

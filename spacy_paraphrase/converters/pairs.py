@@ -42,14 +42,16 @@ MRPC (``Quality  #1 ID  #2 ID  #1 String  #2 String``, tab-separated, bare quote
                   text2="#2 String", label="Quality", id_column="#1 ID",
                   quoting="none")
 
-This module also holds the helpers the other pair-classification converters
-(``circa``, ``multipit``, ``arpa``) share.
+MultiPIT and ARPA are presets of this converter (``PairPreset``,
+``convert_preset``). This module also holds the helpers the other
+pair-classification converter (``circa``) shares.
 """
 import csv
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import spacy
 from spacy.language import Language
@@ -57,7 +59,17 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import PairDocError, make_pair_doc
-from .common import ConversionError, ConversionReport, iter_records, open_text
+from .common import ROW_HINT  # noqa: F401  (dialogs.sources reads it from here)
+from .common import (
+    BadRow,
+    Column,
+    ConversionError,
+    ConversionReport,
+    Row,
+    convert_rows,
+    open_text,
+    read_table,
+)
 
 IS_PARAPHRASE = "IS_PARAPHRASE"
 NOT_PARAPHRASE = "NOT_PARAPHRASE"
@@ -75,9 +87,6 @@ EXTENSIONS = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
 }
-ROW_HINT = "a truncated line, or a text holding the delimiter or an unclosed quote?"
-
-Column = Union[str, int]
 
 
 # -- helpers shared by the pair-classification converters --------------------
@@ -102,11 +111,6 @@ def distribution(labels: Sequence[str], votes: Sequence[str]) -> Dict[str, float
     """``doc.cats`` for a soft label: the share of ``votes`` for each label."""
     n = len(votes)
     return {name: sum(1 for v in votes if v == name) / n for name in labels}
-
-
-def row_error(path, line: int, message: str) -> ConversionError:
-    """A field-count problem reported by ``read_delimited``, with a hint."""
-    return ConversionError(path, line, f"{message} ({ROW_HINT})")
 
 
 def build_pair(
@@ -156,71 +160,6 @@ def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
     return delimiter
 
 
-def _as_index(column: Column) -> Optional[int]:
-    if isinstance(column, bool):
-        return None
-    if isinstance(column, int):
-        return column
-    if isinstance(column, str) and column.strip().isdigit():
-        return int(column.strip())
-    return None
-
-
-def _delimited_rows(
-    path: Path, delimiter: str, quoting: int, header: bool, columns: Dict[str, Column]
-) -> Iterator[Tuple[int, Union[Dict[str, str], str]]]:
-    """Yield (line, {role: value}) or (line, error message) for each data row;
-    ``columns`` maps roles (text1, text2, label, id) to names or indices."""
-    records = iter_records(path, delimiter, quoting)
-    where: Dict[str, int] = {}
-    n_fields: Optional[int] = None
-    first_line = None
-    if header:
-        try:
-            first_line, names = next(records)
-        except StopIteration:
-            raise ConversionError(path, 1, "the file is empty (no header)") from None
-        n_fields = len(names)
-        missing = []
-        for role, column in columns.items():
-            if isinstance(column, str) and column in names:
-                where[role] = names.index(column)
-            elif _as_index(column) is not None and _as_index(column) < len(names):  # type: ignore
-                where[role] = _as_index(column)  # type: ignore
-            else:
-                missing.append(column)
-        if missing:
-            raise ConversionError(
-                path,
-                first_line,
-                f"missing column(s) {missing}; found {names!r} (is the delimiter {delimiter!r} right?)",
-            )
-    else:
-        for role, column in columns.items():
-            index = _as_index(column)
-            if index is None:
-                raise ValueError(
-                    f"Without a header, columns are 0-based indices; got {role}={column!r}."
-                )
-            where[role] = index
-    for line, row in records:
-        if n_fields is None:
-            n_fields, first_line = len(row), line
-            needed = max(where.values())
-            if needed >= n_fields:
-                raise ConversionError(
-                    path,
-                    line,
-                    f"column index {needed} out of range: the first row has {n_fields} field(s) "
-                    f"(is the delimiter {delimiter!r} right?)",
-                )
-        if len(row) != n_fields:
-            origin = "the header" if header else f"line {first_line}"
-            yield line, f"expected {n_fields} fields (as {origin}), found {len(row)} ({ROW_HINT})"
-            continue
-        yield line, {role: row[i] for role, i in where.items()}
-
-
 def _json_value(value) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -231,7 +170,7 @@ def _json_value(value) -> str:
     raise ValueError(f"expected a string or a number, got {type(value).__name__}: {value!r}"[:120])
 
 
-def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, Union[Dict[str, str], str]]]:
+def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, Row]]:
     for role, column in columns.items():
         if not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
@@ -243,22 +182,42 @@ def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, U
         try:
             obj = json.loads(raw)
         except json.JSONDecodeError as err:
-            yield i, f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)"
+            yield i, BadRow(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)")
             continue
         if not isinstance(obj, dict):
-            yield i, f"expected a JSON object, got {type(obj).__name__}"
+            yield i, BadRow(f"expected a JSON object, got {type(obj).__name__}")
             continue
         missing = [c for c in columns.values() if c not in obj]
         if missing:
-            yield i, f"missing key(s) {missing}; found {list(obj)!r}"
+            yield i, BadRow(f"missing key(s) {missing}; found {list(obj)!r}")
             continue
         try:
             yield i, {role: _json_value(obj[c]) for role, c in columns.items()}  # type: ignore
         except ValueError as err:
-            yield i, str(err)
+            yield i, BadRow(str(err))
 
 
 # -- the converter ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairPreset:
+    """A dataset whose file is a plain pair file: the pair-file converter with
+    its columns, delimiter and labels fixed (``convert_preset``)."""
+
+    text1: str
+    text2: str
+    label: str
+    delimiter: str
+    label_map: Dict[str, str]
+    """Raw value -> label; the label set is its values, in this order."""
+    label_error: str
+    """A bad row's reason for a raw value not in ``label_map`` (``{raw!r}`` is
+    the value)."""
+    keep_raw: bool = False
+    """Keep the raw value in ``doc.spans["turns"].attrs["raw"]``."""
+    notes: Tuple[str, ...] = ()
+    """The report's notes (instead of the label set)."""
 
 
 def convert_pairs(
@@ -286,54 +245,78 @@ def convert_pairs(
         columns["label"] = label
     if id_column is not None:
         columns["id"] = id_column
-    names = {role: str(c) for role, c in columns.items()}
     mapping = None
     if label_map is not None:
         if label is None:
             raise ValueError("label_map given but label=None (unlabelled data).")
         mapping = {str(k).strip(): str(v) for k, v in label_map.items()}
+    return _convert(path, vocab, fmt, QUOTING[quoting], header, columns, mapping, skip_bad=skip_bad, lang=lang)
+
+
+def convert_preset(
+    preset: PairPreset, path, vocab: Vocab, *, skip_bad: bool = False, lang: str = "en"
+) -> Tuple[List[Doc], ConversionReport]:
+    """Convert a file of a ``PairPreset`` dataset (e.g. MultiPIT, ARPA) into pair Docs."""
+    columns: Dict[str, Column] = {"text1": preset.text1, "text2": preset.text2, "label": preset.label}
+    return _convert(
+        Path(path), vocab, preset.delimiter, csv.QUOTE_MINIMAL, True, columns, dict(preset.label_map),
+        skip_bad=skip_bad, lang=lang, preset=preset,
+    )
+
+
+def _convert(
+    path: Path,
+    vocab: Vocab,
+    fmt: str,
+    quoting: int,
+    header: bool,
+    columns: Dict[str, Column],
+    mapping: Optional[Dict[str, str]],
+    *,
+    skip_bad: bool,
+    lang: str,
+    preset: Optional[PairPreset] = None,
+) -> Tuple[List[Doc], ConversionReport]:
+    """The pair-file converter on resolved options: columns maps the roles
+    text1, text2 and optionally label and id to names or indices."""
+    names = {role: str(c) for role, c in columns.items()}
+    labelled = "label" in columns
     nlp = blank_nlp(vocab, lang)
     report = ConversionReport()
     if fmt == "jsonl":
         rows: Iterable = _jsonl_rows(path, columns)
     else:
-        rows = _delimited_rows(path, fmt, QUOTING[quoting], header, columns)
-    docs: List[Doc] = []
+        rows = read_table(path, fmt, columns, header=header, quoting=quoting)
     raw_labels: List[Optional[str]] = []
-    for line, row in rows:
-        report.n_rows += 1
-        if isinstance(row, str):
-            report.bad(ConversionError(path, line, row), skip_bad)
-            continue
-        try:
-            check_text(row["text1"], names["text1"])
-            check_text(row["text2"], names["text2"])
-            raw = None
-            if label is not None:
-                raw = row["label"].strip()
-                if not raw:
-                    raise ValueError(f"empty label in column {names['label']!r}")
-                if mapping is not None and raw not in mapping:
-                    raise ValueError(
-                        f"label {raw!r} is not in label_map (keys: {sorted(mapping)})"
-                    )
-            pair_id = str(report.n_rows)
-            if id_column is not None:
-                pair_id = row["id"].strip()
-                if not pair_id:
-                    raise ValueError(f"empty id in column {names['id']!r}")
-            doc = build_pair(
-                nlp, path, line, row["text1"], row["text2"], (names["text1"], names["text2"]),
-                pair_id=pair_id,
-            )
-        except ValueError as err:  # ConversionError is a ValueError
-            if not isinstance(err, ConversionError):
-                err = ConversionError(path, line, str(err))
-            report.bad(err, skip_bad)
-            continue
-        docs.append(doc)
+
+    def build(line: int, row: Dict[str, str]) -> Doc:
+        check_text(row["text1"], names["text1"])
+        check_text(row["text2"], names["text2"])
+        raw = None
+        if labelled:
+            raw = row["label"].strip()
+            if preset is not None:
+                if raw not in mapping:  # type: ignore[operator]
+                    raise ValueError(preset.label_error.format(raw=raw))
+            elif not raw:
+                raise ValueError(f"empty label in column {names['label']!r}")
+            elif mapping is not None and raw not in mapping:
+                raise ValueError(f"label {raw!r} is not in label_map (keys: {sorted(mapping)})")
+        pair_id = str(report.n_rows)
+        if "id" in columns:
+            pair_id = row["id"].strip()
+            if not pair_id:
+                raise ValueError(f"empty id in column {names['id']!r}")
+        doc = build_pair(
+            nlp, path, line, row["text1"], row["text2"], (names["text1"], names["text2"]), pair_id=pair_id
+        )
+        if preset is not None and preset.keep_raw:
+            doc.spans["turns"].attrs["raw"] = raw
         raw_labels.append(raw)
-    if label is not None:
+        return doc
+
+    docs = convert_rows(path, rows, build, report, skip_bad)
+    if labelled:
         if mapping is not None:
             labels = list(dict.fromkeys(mapping.values()))
         elif set(raw_labels) <= set(BINARY_VALUES):
@@ -346,8 +329,11 @@ def convert_pairs(
             labels = sorted(set(raw_labels))  # type: ignore[arg-type]
         for doc, raw in zip(docs, raw_labels):
             doc.cats = one_hot(labels, mapping[raw] if mapping is not None else raw)  # type: ignore
-        report.notes.append(f"Label set ({len(labels)}): {labels}.")
+        if preset is None:
+            report.notes.append(f"Label set ({len(labels)}): {labels}.")
     else:
         report.notes.append("Unlabelled: doc.cats is empty.")
+    if preset is not None:
+        report.notes.extend(preset.notes)
     report.n_docs = len(docs)
     return docs, report
