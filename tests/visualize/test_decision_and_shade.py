@@ -117,7 +117,7 @@ def test_vote_share_and_agreement_with_their_meaning():
     assert "s² + (1 − s)²" in _title(head, "agreement") and "0.5 = an even split" in _title(head, "agreement")
     assert "how far the decision is from flipping" in _title(head, "margin")
     legend = _legend(html)
-    assert "margin = pair score − threshold" in legend
+    assert "margin = pair score − threshold (near 0: a borderline call)" in legend
     assert "agreement = chance that two annotators agree" in legend
     assert "vote share = predicted share of annotators" in legend
     assert "pair score ≥ threshold → paraphrase" in legend

@@ -38,9 +38,14 @@ def test_rule_picks_clear_paraphrase_clear_non_paraphrase_and_borderline():
     assert [(c.role, c.pair_id) for c in chosen] == [
         ("a clear paraphrase", "a"), ("a clear non-paraphrase", "e"), ("borderline", "g")]
     assert all(c.fallback == "" for c in chosen)
+    # The input order does not matter: ties go by pair id.
+    assert [c.pair_id for c in select(list(reversed(pool)))] == ["a", "e", "g"]
     # Without "g", the smallest |margin| is 0.01: "b" and "f" tie, "b" wins by id.
     chosen = select([c for c in pool if c.pair_id != "g"])
     assert chosen[2].pair_id == "b"
+    assert [c.pair_id for c in select(list(reversed([c for c in pool if c.pair_id != "g"])))][2] == "b"
+    # A share of exactly 0.8 counts as clear.
+    assert select(pool + [C("h", 4, 5, 0.95, 0.65)])[0].pair_id == "h"
 
 
 def test_rule_fallbacks_are_stated():
