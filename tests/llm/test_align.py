@@ -29,9 +29,10 @@ def test_exact_returns_span_of_same_doc(nlp):
 
 
 def test_exact_does_not_match_inside_a_word(nlp):
-    _, first, _ = pair(nlp, "the other one", "ok")
-    # "he" occurs only inside "the" / "other": not a quote of the turn
+    _, first, _ = pair(nlp, "the cat sat", "ok")
+    # "he" occurs only inside "the": not a quote of the turn
     assert align_quote(first, "he", fuzzy=False) is None
+    assert align_quote(first, "cat", fuzzy=False).span.text == "cat"
 
 
 @pytest.mark.parametrize("quote", ["MY 20TH TIME", "my 20th time,", "“my  20th time”", "my\n20th time"])
@@ -88,6 +89,13 @@ def test_ambiguous(nlp):
     doc, first, _ = pair(nlp, "I said no. And then I said no again.", "No?")
     assert align_quote(first, "I said no") is None
     assert locate_quote(doc, "I said no", "first").status == "ambiguous"
+    # normalized: twice in the turn
+    assert locate_quote(doc, "i SAID no", "first").status == "ambiguous"
+    # fuzzy: two equally good windows
+    doc2, first2, _ = pair(nlp, "We won the big game. Then we won the big game again.", "You won.")
+    assert align_quote(first2, "we won big game") is None
+    assert locate_quote(doc2, "we won big game", "first").status == "ambiguous"
+    assert align_quote(first2, "we won big game again").span.text == "we won the big game again"
     # one occurrence is fine
     assert align_quote(first, "I said no again").span.text == "I said no again"
 

@@ -209,3 +209,26 @@ def test_to_disk_and_back_with_a_saved_threshold(tmp_path):
     assert pipe.cfg["threshold"] == pytest.approx(0.7) and pipe.task.n_samples == 5
     doc = loaded(make_pair_doc(loaded, GUEST, HOST))
     assert doc.cats["PARAPHRASE"] == pytest.approx(2 / 3) and len(doc.spans["paraphrase"]) == 0
+
+
+def test_cfg_changed_in_memory_is_saved_with_the_pipeline(tmp_path):
+    nlp = replay_nlp(tmp_path, [{"match": "", "texts": [YES, YES, NO]}], factory="paraphrase_llm")
+    nlp.get_pipe("paraphrase_llm").cfg["highlight_threshold"] = 0.25
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert loaded.get_pipe("paraphrase_llm").cfg["highlight_threshold"] == pytest.approx(0.25)
+
+
+def test_find_threshold_save_in_place_is_what_loads(tmp_path):
+    from spacy_paraphrase.saving import save_settings_in_place
+
+    nlp = replay_nlp(tmp_path, [{"match": "", "texts": [YES, YES, NO]}], factory="paraphrase_llm")
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    # what `find-threshold --save` does: cfg and config in memory, then only those two files rewritten
+    loaded.get_pipe("paraphrase_llm").cfg["threshold"] = 0.8
+    loaded.get_pipe_config("paraphrase_llm")["threshold"] = 0.8
+    save_settings_in_place(loaded, tmp_path / "pipe", "paraphrase_llm")
+    again = spacy.load(tmp_path / "pipe")
+    assert again.get_pipe("paraphrase_llm").cfg["threshold"] == pytest.approx(0.8)
+    assert len(again(make_pair_doc(again, GUEST, HOST)).spans["paraphrase"]) == 0  # 2/3 < 0.8
