@@ -1,8 +1,11 @@
 """Pictures of the highlights: HTML of pair Docs and annotate records.
 
 ``render`` draws each pair's two turns side by side, words shaded by their
-probability (or, for converted gold Docs, by the share of annotators who
-highlighted them), spans outlined and linked across the turns.
+probability on a stated scale (``shade_scale``: by default the page's highest
+probability gets the full shade) or, for converted gold Docs, by the share of
+annotators who highlighted them, spans outlined and linked across the turns,
+and a head line with the pair score against the decision threshold, the
+margin, the vote share and the agreement (their meanings in the legend).
 ``displacy_manual`` gives displaCy's own ``style="span"`` input. The command
 ``python -m spacy_paraphrase visualize`` writes a page (``cli.py``). What the
 pictures read is the README's "What the component writes"; usage in
