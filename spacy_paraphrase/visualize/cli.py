@@ -3,6 +3,7 @@
 INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold)
 or an annotate ``.jsonl`` output (``spacy_paraphrase/cli.py`` adds the command).
 """
+import math
 from pathlib import Path
 from typing import List, Optional
 
@@ -78,6 +79,8 @@ def visualize_cli(
     """Write a self-contained HTML page of the pairs' highlights."""
     if limit is not None and limit < 1:
         msg.fail("--limit must be at least 1", exits=1)
+    if threshold is not None and not math.isfinite(threshold):
+        msg.fail(f"--threshold must be a finite number, got {threshold}", exits=1)
     try:
         shade_scale = check_shade_scale(shade_scale)
         views = sort_views(load_views(input_path, spans_key=spans_key, threshold=threshold), sort)

@@ -147,3 +147,5 @@ def test_visualize_shade_scale(tmp_path):
     out.unlink()
     result = runner.invoke(_app(), ["visualize", str(data), str(out), "--shade-scale", "bright"])
     assert result.exit_code == 1 and "Unknown shade scale" in result.output and not out.exists()
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--threshold", "nan"])
+    assert result.exit_code == 1 and "finite" in result.output and not out.exists()
