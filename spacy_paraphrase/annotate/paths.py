@@ -81,6 +81,8 @@ def same_file(a: Path, b: Path) -> bool:
 def check_writable_path(path: Path, what: str) -> None:
     """PathError unless ``path`` is a regular file or new, in a folder that
     exists or can be made (no file where a folder must be)."""
+    if path.is_symlink() and not path.exists():
+        raise PathError(f"{what} {path} is a symbolic link to nothing (a missing file or a loop); give the path of a file.")
     if path.exists() and not path.is_file():
         kind = "a directory" if path.is_dir() else "not a regular file (a device?)"
         raise PathError(f"{what} {path} is {kind}; give the path of a file.")

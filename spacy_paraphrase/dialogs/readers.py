@@ -20,6 +20,7 @@ from .sources import (
     as_text,
     iter_json_lines,
     json_type,
+    not_a_file,
     read_grouped,
     read_json_at,
 )
@@ -105,6 +106,8 @@ def read_convokit_speakers(path, fields: Optional[Sequence[str]] = None) -> Dict
         except json.JSONDecodeError as err:
             where = f"{folder / name}, line {err.lineno}"
             raise DialogFormatError(f"{where}: not valid JSON ({err.msg})") from None
+        except RecursionError:
+            raise DialogFormatError(f"{folder / name}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise DialogFormatError(f"{folder / name}: expected an object of speakers, got {json_type(data)}")
     speakers = {}
@@ -239,7 +242,7 @@ def guess_format(path) -> str:
             return "convokit"
         raise _unclear(path, f"a directory without {CONVOKIT_UTTERANCES}")
     if not path.is_file():
-        raise DialogFormatError(f"{path}: file not found")
+        raise not_a_file(path)
     if path.name == CONVOKIT_UTTERANCES:
         return "convokit"
     try:

@@ -128,9 +128,16 @@ def quoting_mode(quoting: str) -> int:
     return QUOTING[quoting]
 
 
+def not_a_file(path: Path) -> DialogFormatError:
+    """The error for a path that is not a regular file (missing, or a pipe, a device, ...)."""
+    if path.exists():
+        return DialogFormatError(f"{path}: not a regular file (a directory, pipe or device?)")
+    return DialogFormatError(f"{path}: file not found")
+
+
 def open_binary(path: Path):
     if not path.is_file():
-        raise DialogFormatError(f"{path}: file not found")
+        raise not_a_file(path)
     return open(path, "rb")
 
 

@@ -211,6 +211,11 @@ def test_paths_of_the_wrong_kind_fail_with_one_line(annotate_model, tmp_path):
         failed(annotate(annotate_model, corpus, tmp_path / "out.jsonl", "--errors", device, "--overwrite"),
                f"{device} is not a regular file")
     assert (tmp_path / "afile").read_text() == "x"
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    failed(annotate(annotate_model, corpus, tmp_path / "loop"), "loop is a symbolic link to nothing")
+    os.mkfifo(tmp_path / "fifo")
+    failed(annotate(annotate_model, tmp_path / "fifo", tmp_path / "out.jsonl"), "fifo: not a regular file")
+    assert not list(tmp_path.glob("out.jsonl*"))
 
 
 def test_a_disk_full_mid_run_ends_with_one_line_and_the_same_command_resumes(annotate_model, tmp_path, monkeypatch):
@@ -300,3 +305,10 @@ def test_the_ray_engine_never_writes_over_its_input_either(annotate_model, tmp_p
     with pytest.raises(ValueError, match="holds the run's input"):
         ray_engine.run_ray(annotate_model, corpus, tmp_path, overwrite=True, progress_bar=False)
     assert corpus.read_bytes() == before
+
+
+def test_speakers_json_nested_too_deeply_fails_clearly(annotate_model, tmp_path):
+    corpus = write_convokit(tmp_path / "corpus")
+    (corpus / "speakers.json").write_text('{"HOST": ' + "[" * 50000 + "]" * 50000 + "}")
+    failed(annotate(annotate_model, corpus, tmp_path / "out.jsonl", "--role-source", "speaker-meta:is_host",
+                    "--first-role", "true"), "speakers.json: not valid JSON (nested too deeply)")
