@@ -13,7 +13,7 @@ This gives every token exactly its own pieces for both offset styles:
 Pieces with an empty range (special tokens, padding, a lone ``"▁"``) align to
 no token. Whitespace tokens never receive a piece.
 """
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.attrs import IDX, IS_SPACE, LENGTH
@@ -57,8 +57,17 @@ def token_pieces(
         text = doc.text
     if ctt is None:
         ctt = char_to_token(doc, len(text))
-    n_chars = len(text)
     result: List[List[int]] = [[] for _ in range(len(doc))]
+    for t, j in piece_tokens(offsets, ctt, text):
+        result[t].append(j)
+    return result
+
+
+def piece_tokens(offsets: Sequence[Sequence[int]], ctt: numpy.ndarray, text: str) -> Iterator[Tuple[int, int]]:
+    """``(token, piece)`` for each piece and each token it is aligned to, in
+    piece order (``token_pieces`` without a list per token of the Doc: the
+    cost follows the pieces, so many windows of one long Doc stay linear)."""
+    n_chars = len(text)
     for j, (s, e) in enumerate(offsets):
         s = int(s)
         e = min(int(e), n_chars)
@@ -72,9 +81,8 @@ def token_pieces(
         b = ctt[e - 1]
         if a == b:
             if a >= 0:
-                result[a].append(j)
+                yield int(a), j
         else:
             for t in numpy.unique(ctt[s:e]):
                 if t >= 0:
-                    result[t].append(j)
-    return result
+                    yield int(t), j

@@ -17,7 +17,7 @@ from spacy.tokens import Doc
 from thinc.types import Ragged
 
 from ..pair_doc import get_turns
-from .alignment import char_to_token, token_pieces
+from .alignment import char_to_token, piece_tokens
 from .windows import pair_windows
 
 
@@ -147,11 +147,10 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int) -> PairPlan:
     doc_overflow = [False] * len(docs)
     ctts = [char_to_token(doc, len(text)) for doc, text in zip(docs, texts)]
     for row, ((doc_i, _, _, _), offsets, over) in enumerate(zip(sequences, seq_offsets, overflowed)):
-        pieces = token_pieces(docs[doc_i], offsets, ctts[doc_i], texts[doc_i])
         base = row * row_length
-        for t, js in enumerate(pieces):
-            if js:
-                per_doc[doc_i][t].extend(base + j for j in js)
+        tokens = per_doc[doc_i]
+        for t, j in piece_tokens(offsets, ctts[doc_i], texts[doc_i]):
+            tokens[t].append(base + j)
         rows_per_doc[doc_i] += 1
         # Only window sequences can overflow (an overflowing whole pair is
         # replaced by its windows): then a window was still too long.
