@@ -115,8 +115,9 @@ def count_pairs(path, options: SourceOptions, limit: Optional[int] = None) -> in
 
 def has_visible_text(text: str) -> bool:
     """Whether ``text`` has a character the model can read: one that is not
-    whitespace, a format or control character (zero-width space, BOM, soft
-    hyphen, ...) or a lone combining mark."""
+    whitespace, a format, control, private-use or unassigned code point
+    (zero-width space, BOM, soft hyphen, ...) or a lone combining mark:
+    what a BERT-style tokenizer drops (combining marks: when it strips accents)."""
     if _VISIBLE_ASCII.search(text):
         return True
     return any(unicodedata.category(c) not in _INVISIBLE for c in text)
