@@ -25,6 +25,7 @@ from spacy.training import Example
 from spacy_paraphrase.corpus import PairCorpus
 from spacy_paraphrase.spans import thresholds
 from spacy_paraphrase.spans import vote_share
+from spacy_paraphrase.spans.readout import PLAIN_DECODING
 
 SHOWN = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "spans_per_turn",
          "one_word_spans", "vote_share_pearson", "vote_share_spearman", "vote_share_ece", "vote_share_mae",
@@ -46,8 +47,7 @@ def main() -> None:
     gold = list(PairCorpus(args.data)(nlp))
     docs = list(nlp.pipe([eg.predicted for eg in gold], batch_size=8))
     examples = [Example(d, eg.reference) for d, eg in zip(docs, gold)]
-    base = pipe.readout.replace(vote_share_map=None, **{k: v for k, v in
-                                zip(thresholds.DECODING_VALUES, (0, False, 0, 0))})
+    base = pipe.readout.replace(vote_share_map=None, **PLAIN_DECODING)
     runs = {}
     kw = dict(folds=args.folds, repeats=args.repeats, scorer=pipe.scorer)
 

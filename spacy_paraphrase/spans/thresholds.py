@@ -33,18 +33,24 @@ from spacy.training import Example
 from ..cross_tuning import Scorer, check_folds, cross_tuned
 from .readout import Readout
 from .scorer import score_paraphrase_spans
-from .vote_share import FEATURES, fit_vote_share, pair_features
+from .vote_share import DEFAULT_FEATURES, fit_vote_share, pair_features
 
 KEYS = ("threshold", "highlight_threshold")
 DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
 # The span decoding settings (decoding.py) and the values a search tries, in
 # the order it tries them.
 DECODING_VALUES: Dict[str, Tuple] = {
-    "max_gap": (0, 1, 2, 3, 5),
-    "trim_edges": (False, True),
-    "min_span_length": (0, 1, 2, 3),
     "max_spans": (0, 1, 2, 3),
+    "max_gap": (0, 1, 2, 3, 5),
+    "min_span_length": (0, 1, 2, 3),
+    "trim_edges": (False, True),
 }
+# The least gain in the objective for which the decoding search leaves a setting's value.
+DECODING_MIN_GAIN = 0.01
+# The shape of highlights a reader can use: at most this many spans per
+# highlighted turn and this share of one-word spans (ContextDeP's aggregated
+# annotator highlights: 1.15 and 1%). The decoding search keeps to them.
+SHAPE_LIMITS = {"spans_per_turn": 1.6, "one_word_spans": 0.10}
 SWEEP_KEYS = KEYS + tuple(DECODING_VALUES)
 
 # A Readout, or a component's cfg (read with Readout.from_cfg).
@@ -63,8 +69,23 @@ def default_objective(name: str, key: str) -> Tuple[str, Callable[[Dict], float]
     if key == "threshold":
         return f"{name}_pair_macro_f", lambda s: s[f"{name}_pair_macro_f"]
     if key in DECODING_VALUES:
-        return "mean Jaccard", lambda s: (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
+        return "mean Jaccard within the shape limits", shaped_jaccard(name)
     raise ValueError(f"Unknown threshold {key!r}: choose one of {SWEEP_KEYS}")
+
+
+def shaped_jaccard(name: str, limits: Mapping[str, float] = SHAPE_LIMITS) -> Callable[[Dict], float]:
+    """The objective of the span decoding search: the mean of the two
+    Jaccards where the output keeps within ``limits`` (spans per highlighted
+    turn, share of one-word spans; a score that is None, no spans, is within),
+    else that mean minus 1 and minus the excess (so that, when no candidate
+    keeps within them, the closest wins)."""
+
+    def objective(s: Dict) -> float:
+        jacc = (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
+        excess = sum(max(0.0, (s.get(f"{name}_{k}") or 0.0) - v) for k, v in limits.items())
+        return jacc if excess == 0 else jacc - 1.0 - excess
+
+    return objective
 
 
 def score_key_objective(key: str) -> Callable[[Dict], float]:
@@ -134,7 +155,7 @@ def tune(
     *,
     decoding: bool = False,
     vote_share: bool = False,
-    share_features: Sequence[str] = FEATURES,
+    share_features: Sequence[str] = DEFAULT_FEATURES,
 ) -> Dict[str, object]:
     """Tune ``threshold`` first, then ``highlight_threshold`` with it (highlights
     exist only on pairs called paraphrases); with ``decoding``, then the span
@@ -166,22 +187,34 @@ def tune_decoding(
     values: Sequence[float] = DEFAULT_VALUES,
     objectives: Optional[Dict[str, Callable[[Dict], float]]] = None,
     scorer: Optional[Scorer] = None,
+    min_gain: float = DECODING_MIN_GAIN,
 ) -> Dict[str, object]:
     """Coordinate search over the span decoding settings: each of
-    ``DECODING_VALUES`` in turn (the others fixed at their best so far), then
-    ``highlight_threshold`` again with them. Every setting maximizes its
-    objective (default: the mean of the two Jaccards). Returns the settings."""
+    ``DECODING_VALUES`` in turn (the others fixed at their best so far), with
+    ``highlight_threshold`` after the first. Every setting maximizes its
+    objective (default: ``shaped_jaccard``, the mean of the two Jaccards within
+    ``SHAPE_LIMITS``, for ``highlight_threshold`` too), and moves away from its
+    current value only for a gain of more than ``min_gain`` (tuned on a few
+    dozen pairs, a smaller gain is noise). Returns the settings."""
     objectives = objectives or {}
     chosen = as_readout(readout)
-    for key, candidates in list(DECODING_VALUES.items()) + [("highlight_threshold", tuple(values))]:
-        objective = objectives.get(key) or default_objective(name, key)[1]
+    order = list(DECODING_VALUES.items())
+    order.insert(1, ("highlight_threshold", tuple(values)))
+    for key, candidates in order:
+        objective = objectives.get(key) or shaped_jaccard(name)
+        current = getattr(chosen, key)
+        if current not in candidates:
+            candidates = (current,) + tuple(candidates)
         results = sweep(examples, chosen, name, key, candidates, scorer)
-        chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
+        best = max(results, key=objective)
+        stay = next(r for r in results if r["value"] == current)
+        if objective(best) > objective(stay) + min_gain:
+            chosen = chosen.replace(**{key: best["value"]})
     return {key: getattr(chosen, key) for key in ("highlight_threshold",) + tuple(DECODING_VALUES)}
 
 
 def fit_share_map(
-    examples: Sequence[Example], readout: ReadoutLike, features: Sequence[str] = FEATURES
+    examples: Sequence[Example], readout: ReadoutLike, features: Sequence[str] = DEFAULT_FEATURES
 ) -> Optional[Dict[str, object]]:
     """The vote-share map (``vote_share.fit_vote_share``) fitted on processed
     Docs whose references carry annotator votes (``attrs["votes"]``), as a
@@ -214,7 +247,7 @@ def cross_tuned_scores(
     scorer: Optional[Scorer] = None,
     decoding: bool = False,
     vote_share: bool = False,
-    share_features: Sequence[str] = FEATURES,
+    share_features: Sequence[str] = DEFAULT_FEATURES,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
     cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on

@@ -26,6 +26,10 @@ from spacy.tokens import Doc
 from ..pair_doc import get_turns
 
 FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3")
+# What `find-threshold --key vote_share` and `cross-tune` fit: the pair score
+# alone (a Platt map), chosen over all of FEATURES by the rule in
+# docs/results.md, "Span decoding and vote share".
+DEFAULT_FEATURES = ("pair_score",)
 EPS = 1e-4
 
 
@@ -120,7 +124,7 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
 def fit_vote_share(
     rows: Sequence[Mapping[str, float]],
     votes: Sequence[Tuple[int, int]],
-    features: Sequence[str] = FEATURES,
+    features: Sequence[str] = DEFAULT_FEATURES,
     l2: float = 1.0,
     n_iter: int = 50,
 ) -> VoteShareMap:

@@ -218,16 +218,16 @@ def test_tune_decoding_drops_a_stray_span_and_cross_tuning_reports_the_shape():
     examples = []
     for i in range(8):
         words = ["we", "won", "the", "cup", "and", "then", "left"]
-        ref, pred = make_pair_doc(nlp, words, ["you", "won"]), make_pair_doc(nlp, words, ["you", "won"])
-        ref.spans["paraphrase"] = [ref[1:4], ref[8:9]]
+        ref, pred = make_pair_doc(nlp, words, ["you", "won", "it"]), make_pair_doc(nlp, words, ["you", "won", "it"])
+        ref.spans["paraphrase"] = [ref[1:4], ref[8:10]]
         ref.cats["PARAPHRASE"] = 1.0
         probs = numpy.full(len(pred), 0.1, dtype="float32")
-        probs[[1, 2, 3, 8]] = 0.8
+        probs[[1, 2, 3, 8, 9]] = 0.8
         probs[6] = 0.8  # the stray word, as likely as the gold ones: no threshold removes it
         write_paraphrase_annotations(pred, probs, **{k: CFG[k] for k in CFG})
         examples.append(Example(pred, ref))
     plain = score_docs_of(examples, CFG)
-    assert plain[f"{NAME}_spans_per_turn"] == 1.5 and plain[f"{NAME}_one_word_spans"] == pytest.approx(2 / 3)
+    assert plain[f"{NAME}_spans_per_turn"] == 1.5 and plain[f"{NAME}_one_word_spans"] == pytest.approx(1 / 3)
     best = tune_decoding(examples, CFG, NAME, values=[0.5])
     assert best["max_spans"] == 1 and best["max_gap"] == 0
     crossed = cross_tuned_scores(examples, CFG, NAME, folds=2, repeats=1, decoding=True)
@@ -241,3 +241,18 @@ def score_docs_of(examples, cfg):
     from spacy_paraphrase.spans.thresholds import score_docs
 
     return score_docs(examples, cfg, NAME)
+
+
+def test_shaped_jaccard_ranks_outputs_outside_the_shape_limits_last():
+    from spacy_paraphrase.spans.thresholds import shaped_jaccard
+
+    objective = shaped_jaccard(NAME, {"spans_per_turn": 1.6, "one_word_spans": 0.1})
+    scores = {f"{NAME}_jaccard_first": 0.3, f"{NAME}_jaccard_second": 0.5}
+    within = objective({**scores, f"{NAME}_spans_per_turn": 1.2, f"{NAME}_one_word_spans": 0.05})
+    confetti = objective({**scores, f"{NAME}_jaccard_first": 0.9, f"{NAME}_spans_per_turn": 4.0,
+                          f"{NAME}_one_word_spans": 0.4})
+    nearer = objective({**scores, f"{NAME}_spans_per_turn": 2.0, f"{NAME}_one_word_spans": 0.1})
+    assert within == pytest.approx(0.4)
+    assert confetti < nearer < within
+    # no spans at all (None) is within the limits
+    assert objective({**scores, f"{NAME}_spans_per_turn": None, f"{NAME}_one_word_spans": None}) == pytest.approx(0.4)
