@@ -7,6 +7,11 @@ import textwrap
 import pytest
 
 
+# the training configs (configs/llm_*.cfg assemble LLM pipelines: tests/llm/test_registry.py)
+TRAINING_CONFIGS = sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")
+                          if not p.name.startswith("llm_"))
+
+
 def test_entry_points_in_fresh_interpreter():
     """After `pip install`, spaCy finds everything without importing the package."""
     code = textwrap.dedent(
@@ -57,7 +62,7 @@ def test_training_config_resolves_without_code(tmp_path):
     assert "Config is valid" in result.stdout
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")))
+@pytest.mark.parametrize("name", TRAINING_CONFIGS)
 def test_every_shipped_config_builds(name):
     """Every config's pipeline can be built (all architecture arguments valid;
     no weights are loaded before initialize, so hub names need no download)."""
@@ -71,7 +76,7 @@ def test_every_shipped_config_builds(name):
         assert config["components"]["transformer"]["model"]["mixed_precision"] is True
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (Path(__file__).resolve().parents[1] / "configs").glob("*.cfg")))
+@pytest.mark.parametrize("name", TRAINING_CONFIGS)
 def test_step_counted_schedules_end_with_training(name):
     """A config that trains for a fixed number of steps decays its learning
     rate over exactly those steps, after a 10% warm-up (rounded up): a longer
