@@ -154,6 +154,7 @@ def _chromium(chromium: str, profile: Path, args: List[str], timeout: int = 180)
 
 def screenshot(chromium: str, html_path: Path, png_path: Path, width: int) -> int:
     """Screenshot the page at ``width`` px, as tall as its content; returns the height."""
+    html_path, png_path = html_path.resolve(), png_path.resolve()  # file URIs need absolute paths
     measure = (
         "<script>document.addEventListener('DOMContentLoaded',function(){var p=document.createElement('pre');"
         "p.id='spp-height';p.textContent=String(Math.ceil(document.documentElement.scrollHeight));"

@@ -97,11 +97,14 @@ def _argv(model, dev, docs, out, *more):
     return ["--model", str(model), "--dev", str(dev), "--docs", str(docs), "--out-dir", str(out), *more]
 
 
-def test_script_writes_page_json_docs_and_png(setup, capsys):
+def test_script_writes_page_json_docs_and_png(setup, capsys, monkeypatch):
     chromium = next((shutil.which(b) for b in render_examples.BROWSERS if shutil.which(b)), None)
     if chromium is None:
         pytest.skip("no Chromium (Debian: apt-get install -y chromium)")
     model, dev, docs, out = setup
+    # Relative paths, as `spacy project run` passes them.
+    monkeypatch.chdir(out.parent)
+    model, dev, docs, out = (Path(p.name) for p in (model, dev, docs, out))
     assert render_examples.main(_argv(model, dev, docs, out, "--width", "900")) == 0
     png = (out / "render_example.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
