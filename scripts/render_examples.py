@@ -261,12 +261,16 @@ def run(model: Path, dev: Path, out_dir: Path, docs_path: Optional[Path], chromi
     out_dir.mkdir(parents=True, exist_ok=True)
     html_path = out_dir / "render_example.html"
     html = render_views(views, page=True, title="spacy-paraphrase: three ContextDeP dev pairs")
+    # The page's element ids carry a random prefix (unique per render call);
+    # a fixed one keeps the committed page the same from run to run.
+    uid = re.search(r'<div class="spp" id="spp-([0-9a-f]+)"', html).group(1)
+    html = html.replace(f"spp-{uid}", "spp-examples")
     html_path.write_text(html, encoding="utf-8")
     summary = {
         "model": _rel(model),
         "dev": _rel(dev),
-        "threshold": cfg.get("threshold"),
-        "highlight_threshold": cfg.get("highlight_threshold"),
+        "threshold": _round(cfg.get("threshold")),
+        "highlight_threshold": _round(cfg.get("highlight_threshold")),
         "highlight_scale": cfg.get("highlight_scale"),
         "decoding": {k: cfg.get(k) for k in ("max_gap", "min_span_length", "max_spans", "trim_edges")},
         "vote_share_map": cfg.get("vote_share_map") is not None,
@@ -285,6 +289,10 @@ def run(model: Path, dev: Path, out_dir: Path, docs_path: Optional[Path], chromi
     return examples
 
 
+def _round(value):
+    return round(value, 6) if isinstance(value, float) else value
+
+
 def _rel(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(ROOT))
@@ -296,15 +304,27 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _digits(a: float, b: float) -> int:
+    """Decimals that show ``a`` and ``b`` apart (2 to 4), as the picture's head line does."""
+    for d in (2, 3, 4):
+        if f"{a:.{d}f}" != f"{b:.{d}f}":
+            return d
+    return 4
+
+
+def _value(v) -> str:
+    return json.dumps(round(v, 4) if isinstance(v, float) else v)
+
+
 def docs_block(summary: Dict) -> str:
     """The markdown table of the examples (between the markers in docs/visualize.md)."""
-    decoding = ", ".join(f"{k} {v}" for k, v in summary["decoding"].items())
+    decoding = ", ".join(f"{k} {_value(v)}" for k, v in summary["decoding"].items())
     share_note = ("a fitted vote-share map" if summary["vote_share_map"]
                   else "no vote-share map (vote share = the pair score)")
     lines = [
         START_MARK,
         f"Pipeline `{summary['model']}` on `{summary['dev']}` ({summary['n_pairs']} pairs with votes): "
-        f"threshold {summary['threshold']}, highlight threshold {summary['highlight_threshold']} "
+        f"threshold {_value(summary['threshold'])}, highlight threshold {_value(summary['highlight_threshold'])} "
         f"({summary['highlight_scale']}), decoding {decoding}, {share_note}.",
         "",
         "| example | pair | annotators (share, agreement) | pair score vs threshold | margin | vote share | "
@@ -318,9 +338,10 @@ def docs_block(summary: Dict) -> str:
         call = "paraphrase" if r["is_paraphrase"] else "not a paraphrase"
         spans = " / ".join("; ".join(f"“{s}”" for s in r["spans"][side]) or "none" for side in ("first", "second"))
         role = r["role"] + (f" ({r['rule_fallback']})" if r.get("rule_fallback") else "")
+        d = _digits(r["pair_score"], r["threshold"])
         lines.append(
             f"| {_cell(role)} | {_cell(r['pair_id'])} | {a['paraphrase']} of {a['of']} ({a['share']:.2f}{agree}) | "
-            f"{r['pair_score']:.2f} {sign} {r['threshold']:.2f} → {call} | {r['margin']:+.2f} | "
+            f"{r['pair_score']:.{d}f} {sign} {r['threshold']:.{d}f} → {call} | {r['margin']:+.{d}f} | "
             f"{r['vote_share']:.2f} | {r['agreement']:.2f} | {_cell(spans)} |"
         )
     lines.append(END_MARK)

@@ -126,9 +126,13 @@ def test_script_writes_page_json_docs_and_png(setup, capsys, monkeypatch):
     assert text.count("| a clear") == 2 and "| borderline |" in text
     assert "borderline:" in capsys.readouterr().out
     # Rerunning gives the same outputs (the rule and the page are deterministic).
-    before = (out / "render_examples.json").read_text(encoding="utf-8"), text
+    def outputs():
+        return [(out / name).read_text(encoding="utf-8") for name in ("render_examples.json", "render_example.html")] \
+            + [docs.read_text(encoding="utf-8")]
+
+    before = outputs()
     assert render_examples.main(_argv(model, dev, docs, out, "--width", "900")) == 0
-    assert ((out / "render_examples.json").read_text(encoding="utf-8"), docs.read_text(encoding="utf-8")) == before
+    assert outputs() == before
 
 
 def test_script_fails_clearly_without_chromium_or_inputs(setup, capsys, tmp_path, monkeypatch):
