@@ -92,6 +92,8 @@ def main() -> None:
         docs = [eg.predicted for eg in examples]
         result["evaluate"] = {
             "seconds_per_pair": elapsed / len(examples), "requests_per_pair": model.stats["requests"] / len(examples),
+            # pairs answered from a cache given with --cache-dir take no time: per requested pair
+            "seconds_per_requested_pair": elapsed / max(len(examples) - model.cache.hits, 1),
             "retries": model.stats["retries"], "requests": model.stats["requests"],
             "cache_hits_at_start": model.cache.hits, "failed_pairs": model.stats["failed_prompts"],
             **failure_counts(docs),
