@@ -161,15 +161,31 @@ def nesting_depth(value: Any) -> int:
     return depth
 
 
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    """A JSON object, refusing a key given twice (``json`` would keep the last silently)."""
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        seen: set = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))
+        raise _RepeatedKey(repeated)
+    return value
+
+
 def parse_json_line(raw: bytes, start: int) -> Any:
-    """The JSON value of one line (RecordError if undecodable, invalid or
-    nested deeper than MAX_JSON_DEPTH)."""
+    """The JSON value of one line (RecordError if undecodable, invalid, with
+    a key repeated in an object, or nested deeper than MAX_JSON_DEPTH)."""
     try:
         text = _decode(raw, start)
     except UnicodeDecodeError as err:
         raise RecordError(f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)") from None
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=_object)
+    except _RepeatedKey as err:
+        raise RecordError(f"key {err.args[0]!r} given twice in one object (which value is meant?)") from None
     except json.JSONDecodeError as err:
         raise RecordError(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)") from None
     except RecursionError:

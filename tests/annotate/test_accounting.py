@@ -43,13 +43,13 @@ def n_pairs(speakers: List[str]) -> int:
 
 
 conversation = st.lists(st.tuples(st.sampled_from(JSON_SPEAKERS), st.sampled_from(TEXTS)), min_size=1, max_size=5)
-plan = st.lists(st.one_of(conversation, st.integers(0, 4)), min_size=1, max_size=8)  # int: a hostile record
+plan = st.lists(st.one_of(conversation, st.integers(0, 5)), min_size=1, max_size=8)  # int: a hostile record
 
 
 def _chat_like(corpus: Corpus, items, line_of) -> List[str]:
     lines = []
     hostile = ["{broken", '{"id": "h", "messages": ' + DEEP + "}", "[1, 2]", '{"id": "h2", "messages": "x"}',
-               '{"id": "", "messages": []}']
+               '{"id": "", "messages": []}', '{"id": "h3", "id": "h4", "utt": [], "speaker": [], "messages": []}']
     for k, item in enumerate(items):
         if isinstance(item, int):
             corpus.hostile.append(len(lines) + 1)
@@ -140,7 +140,7 @@ def _hostile_utterance(fmt: str, kind: int, first) -> object:
     cid = first["conversation_id"] if first else "9"
     if fmt == "turns-csv":
         return [f"{cid},A", f'{cid},A,"a quote left open', b"9,A,not \xffutf-8", f"{cid},A,x,y",
-                f'{cid},A,"closed" then text'][kind]
+                f'{cid},A,"closed" then text', f'{cid},"A"x,text'][kind]
     if kind == 0:
         return "{broken"
     if kind == 1:
@@ -149,12 +149,15 @@ def _hostile_utterance(fmt: str, kind: int, first) -> object:
         return json.dumps({"id": "n1", "conversation_id": int(cid), "speaker": "A", "text": "number id"})
     if kind == 3 and first is not None and fmt == "convokit":  # the first utterance's id again
         return json.dumps(dict(first, text="repeated id"))
+    if kind == 5:  # a key given twice
+        return f'{{"id": "k1", "conversation_id": "{cid}", "speaker": "A", "text": "a", "text": "b"}}'
     return json.dumps({"id": "m1", "conversation_id": cid, "speaker": "A"})  # no text
 
 
 def _pair_lines(corpus: Corpus, items) -> List[object]:
     lines: List[object] = ["sentence1\tsentence2"]
-    hostile = ["only one field", '"a quote left open\tsecond', b"not \xffutf-8\tsecond", "a\tb\tc", '"x"y\tz']
+    hostile = ["only one field", '"a quote left open\tsecond', b"not \xffutf-8\tsecond", "a\tb\tc", '"x"y\tz',
+               'x\t"y"z']
     for item in items:
         if isinstance(item, int):
             corpus.hostile.append(len(lines) + 1)

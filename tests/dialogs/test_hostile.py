@@ -135,3 +135,21 @@ def test_csv_record_over_lines_with_the_wrong_width_is_read_again_from_its_secon
     assert [u.text for u in conversation.utterances] == ["All day"]
     assert [p.line for p in problems.problems] == [2, 3]
     assert "expected 3 fields (as the header), found 4" in problems.problems[0].reason
+
+
+def test_a_key_given_twice_in_a_json_record_is_malformed_not_last_wins(tmp_path):
+    path = write_lines(tmp_path / "chat.jsonl", [
+        chat_line("a", "hi", "ho"),
+        '{"id": "b", "messages": [{"role": "a", "content": "first", "content": "second"}, {"role": "b", "content": "x"}]}',
+        '{"id": "c", "id": "d", "messages": []}',
+        chat_line("e", "hey", "you")])
+    problems = ProblemCollector()
+    assert [c.id for c in read_chat(path, on_problem=problems)] == ["a", "e"]
+    assert [p.line for p in problems.problems] == [2, 3]
+    assert "key 'content' given twice" in problems.problems[0].reason
+    rows = [{"conversation_id": "d1", "speaker": "a", "text": "one"},
+            '{"conversation_id": "d1", "speaker": "b", "text": "two", "text": "three"}']
+    table = write_lines(tmp_path / "turns.jsonl", [r if isinstance(r, str) else json.dumps(r) for r in rows])
+    problems = ProblemCollector()
+    (conversation,) = read_turn_table(table, on_problem=problems)
+    assert [u.text for u in conversation.utterances] == ["one"] and [p.line for p in problems.problems] == [2]
