@@ -60,13 +60,42 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
     """``score_paraphrase_spans`` after re-annotating the predicted Docs with
     the ``VoteReadout`` of the given settings: the pair decision stays the
     vote share even when a caller (``find-threshold``'s sweep) re-annotated
-    the Docs with a plain ``Readout``."""
+    the Docs with a plain ``Readout``. Adds ``{name}_llm_no_answer`` (pairs
+    without a parsed sample, scored as "no"), ``{name}_llm_unparsed`` (share
+    of samples not parsed) and ``{name}_llm_quotes_lost`` (share of the
+    yes-samples' quotes that gave no span)."""
     examples = list(examples)
     readout = VoteReadout.from_cfg(kwargs)
+    no_answer = []
+    n_samples = n_unparsed = n_quotes = n_lost = 0
     for eg in examples:
-        if llm_details(eg.predicted, readout.spans_key) is not None:
-            readout.reannotate(eg.predicted)
-    return score_paraphrase_spans(examples, **kwargs)
+        details = llm_details(eg.predicted, readout.spans_key)
+        if details is None:
+            continue
+        readout.reannotate(eg.predicted)
+        n_samples += int(details["n_samples"])
+        n_unparsed += int(details["n_unparsed"])
+        for sample in details["samples"]:
+            for quote in sample["quotes"]:
+                n_quotes += 1
+                n_lost += int(quote.get("start") is None)
+        if details.get("pair_score") is None:
+            no_answer.append(eg.predicted)
+    cats_key = readout.cats_key
+    # a pair without any parsed sample is scored as "not a paraphrase" (pair score 0)
+    # and counted in {name}_llm_no_answer; its Doc keeps NaN
+    for doc in no_answer:
+        doc.cats[cats_key] = 0.0
+    try:
+        scores = score_paraphrase_spans(examples, **kwargs)
+    finally:
+        for doc in no_answer:
+            doc.cats[cats_key] = float("nan")
+    name = kwargs.get("name", "paraphrase_spans")
+    scores[f"{name}_llm_no_answer"] = len(no_answer)
+    scores[f"{name}_llm_unparsed"] = n_unparsed / n_samples if n_samples else None
+    scores[f"{name}_llm_quotes_lost"] = n_lost / n_quotes if n_quotes else None
+    return scores
 
 
 def is_nan(value: Any) -> bool:

@@ -232,3 +232,20 @@ def test_find_threshold_save_in_place_is_what_loads(tmp_path):
     again = spacy.load(tmp_path / "pipe")
     assert again.get_pipe("paraphrase_llm").cfg["threshold"] == pytest.approx(0.8)
     assert len(again(make_pair_doc(again, GUEST, HOST)).spans["paraphrase"]) == 0  # 2/3 < 0.8
+
+
+def test_scores_count_pairs_without_answer(tmp_path):
+    nlp = replay_nlp(tmp_path, [{"match": "Coming back", "texts": [YES, "??", answer(True, ["snow"], ["snow"])]},
+                                {"match": "", "error": "HTTP 500"}], factory="paraphrase_llm")
+    egs = examples_of(nlp, [((GUEST, HOST), 1), (("It rained.", "How was the match?"), 0)])
+    with pytest.warns(LLMPairWarning):
+        scores = nlp.evaluate(egs)
+    assert scores["paraphrase_llm_llm_no_answer"] == 1
+    assert scores["paraphrase_llm_llm_unparsed"] == pytest.approx(1 / 3)
+    assert scores["paraphrase_llm_llm_quotes_lost"] == pytest.approx(2 / 4)  # "snow" is in neither turn
+    assert scores["paraphrase_llm_pair_acc"] == 1.0  # the failed pair scored as "no"
+    with pytest.warns(LLMPairWarning):
+        docs = list(nlp.pipe([eg.predicted for eg in egs]))
+    score_paraphrase_llm([Example(d, eg.reference) for d, eg in zip(docs, egs)], name="x",
+                         **nlp.get_pipe("paraphrase_llm").cfg)
+    assert math.isnan(docs[1].cats["PARAPHRASE"])  # ... but its Doc keeps NaN
