@@ -38,6 +38,13 @@ from .spans.readout import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
+BATCH_HELP = "Pairs per batch given to nlp.pipe"
+GPU_HELP = "GPU to run on (-1: CPU)"
+FOLD_SEED_HELP = "Seed of the fold shuffles (repeat r uses seed + r)"
+# spaCy's tokenizer scores (token_acc, token_p, token_r, token_f): always 1.0
+# on pair Docs, whose tokens are the reference's; not the component's token F1.
+TOKENIZER_KEYS = ("token_acc", "token_p", "token_r", "token_f")
+
 
 app.add_typer(convert_app, name="convert")
 app.add_typer(backbone_app, name="backbone")
@@ -103,7 +110,7 @@ def evaluate_pipeline(nlp, examples: List[Example], batch_size: int = 8) -> Dict
     """``nlp.evaluate`` plus ``pairs_per_second`` (``speed`` is words per second;
     both time the pipeline only, not the scoring)."""
     scores = nlp.evaluate(examples, batch_size=batch_size)
-    scores = {k: v for k, v in scores.items() if v is not None}
+    scores = {k: v for k, v in scores.items() if v is not None and k not in TOKENIZER_KEYS}
     n_words = sum(len(eg.predicted) for eg in examples)
     if scores.get("speed") and n_words:
         scores["pairs_per_second"] = scores["speed"] * len(examples) / n_words
@@ -116,8 +123,8 @@ def evaluate_cli(
     model: str = typer.Argument(..., help="Pipeline name or directory"),
     data: Path = typer.Argument(..., help=".spacy file (or directory) of reference pair Docs"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write all scores to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1, help=BATCH_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
     highlight_scale: str = typer.Option(
         "", "--highlight-scale", help="Highlight rule: absolute | turn_max (default: the pipeline's own)"),
 ):
@@ -291,17 +298,17 @@ def find_threshold_cli(
         help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for "
              "highlight_threshold; {pipe}_macro_f for a pair_classifier)",
     ),
-    start: float = typer.Option(0.05, "--start"),
-    end: float = typer.Option(0.95, "--end"),
-    n_trials: int = typer.Option(19, "--n-trials", "-n", min=1),
+    start: float = typer.Option(0.05, "--start", help="Lowest value of the swept grid"),
+    end: float = typer.Option(0.95, "--end", help="Highest value of the swept grid"),
+    n_trials: int = typer.Option(19, "--n-trials", "-n", min=1, help="Number of evenly spaced grid values from --start to --end"),
     n_quantiles: Optional[int] = typer.Option(
         None, "--n-quantiles", min=0, help=QUANTILES_HELP + " (added to the --start/--end grid)"),
     highlight_scale: str = typer.Option("", "--highlight-scale", help=SCALE_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the sweep to this JSON file"),
     save: bool = typer.Option(False, "--save", help="Write the best value into the pipeline at MODEL"),
     save_to: Optional[Path] = typer.Option(None, "--save-to", help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1, help=BATCH_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
 ):
     """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
     target = save_to if save_to is not None else Path(model)
@@ -313,7 +320,7 @@ def find_threshold_cli(
             msg.fail(str(err), exits=1)
     nlp = _load(model, gpu_id)
     pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
-    values = [float(v) for v in numpy.linspace(start, end, n_trials)]
+    values = [round(float(v), 6) for v in numpy.linspace(start, end, n_trials)]
     if isinstance(pipe, PairClassifier):
         if key != "threshold":
             msg.fail(f"A pair_classifier has one threshold to tune (--key threshold), not {key!r}", exits=1)
@@ -376,9 +383,9 @@ def cross_tune_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs"),
     pipe_name: str = typer.Option("", "--pipe", "-p", help=PIPE_HELP),
-    folds: int = typer.Option(4, "--folds", "-k", min=2),
-    repeats: int = typer.Option(5, "--repeats", "-r", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    folds: int = typer.Option(4, "--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)"),
+    repeats: int = typer.Option(5, "--repeats", "-r", min=1, help="Number of seeded shuffles into folds"),
+    seed: int = typer.Option(0, "--seed", help=FOLD_SEED_HELP),
     pair_scores_key: str = typer.Option(
         "", "--pair-scores-key",
         help="Score the pair threshold maximizes (default: {pipe}_pair_macro_f; {pipe}_macro_f for a pair_classifier)"),
@@ -398,8 +405,8 @@ def cross_tune_cli(
         help="paraphrase_spans: also fit the vote-share map on the tuning folds (pairs with annotator votes; "
              "--no-vote-share: keep the pipeline's)"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the estimate to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1, help=BATCH_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
 ):
     """Estimate the scores of tuned thresholds on unseen pairs: tune the
     thresholds on k-1 folds, score the held-out fold, average (repeated)."""
@@ -460,13 +467,13 @@ def cross_tune_cli(
 def check_strings_cli(
     model: str = typer.Argument(..., help="Pipeline directory"),
     data: Path = typer.Argument(..., help=".spacy file of reference pair Docs (word lists, e.g. converted ContextDeP)"),
-    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p"),
-    folds: int = typer.Option(4, "--folds", "-k", min=2),
-    repeats: int = typer.Option(5, "--repeats", "-r", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    pipe_name: str = typer.Option("paraphrase_spans", "--pipe", "-p", help="The paraphrase_spans component to check"),
+    folds: int = typer.Option(4, "--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)"),
+    repeats: int = typer.Option(5, "--repeats", "-r", min=1, help="Number of seeded shuffles into folds"),
+    seed: int = typer.Option(0, "--seed", help=FOLD_SEED_HELP),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the checks and scores to this JSON file"),
-    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1),
-    gpu_id: int = typer.Option(-1, "--gpu-id", "-g"),
+    batch_size: int = typer.Option(8, "--batch-size", "-b", min=1, help=BATCH_HELP),
+    gpu_id: int = typer.Option(-1, "--gpu-id", "-g", help=GPU_HELP),
 ):
     """Run the pipeline on every pair given as word lists and as strings (the
     words joined by spaces, tokenized by the pipeline): punctuation-only spans
@@ -507,7 +514,7 @@ def check_strings_cli(
 def baseline_cli(
     kind: str = typer.Argument(..., help="lexical | always"),
     output_dir: Path = typer.Argument(..., help="Where to write the pipeline"),
-    lang: str = typer.Option("en", "--lang"),
+    lang: str = typer.Option("en", "--lang", help="Language of the pipeline (its stop words for the lexical baseline)"),
 ):
     """Write a pipeline holding a reference baseline, to evaluate like a model."""
     nlp = spacy.blank(lang)
@@ -530,7 +537,7 @@ def split_cli(
     train_path: Path = typer.Argument(..., help="Output .spacy file: the rest"),
     dev_path: Path = typer.Argument(..., help="Output .spacy file: the held-out Docs"),
     n_dev: int = typer.Option(..., "--dev", help="How many Docs to hold out"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random draw"),
     lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
 ):
     """Hold out a seeded random dev split (for datasets released without one, e.g. ARPA)."""
@@ -552,7 +559,7 @@ def sample_cli(
     input_path: Path = typer.Argument(..., help=".spacy file of pair Docs"),
     output_path: Path = typer.Argument(..., help="Output .spacy file"),
     n: int = typer.Option(..., "--n", help="How many Docs to keep"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the random draw"),
     lang: str = typer.Option("xx", "--lang", help="Language of the vocab the Docs are read into"),
 ):
     """Write a seeded random subsample (e.g. Circa's CPU training subsample)."""

@@ -1,0 +1,22 @@
+"""Every option of the commands in spacy_paraphrase/cli.py has a help text,
+and evaluate leaves out spaCy's tokenizer scores (1.0 on pair Docs)."""
+import typer.main
+
+from spacy_paraphrase.cli import TOKENIZER_KEYS, app, evaluate_pipeline
+
+
+def test_every_option_has_help():
+    group = typer.main.get_command(app)
+    missing = []
+    for name in ("evaluate", "find-threshold", "cross-tune", "check-strings", "baseline", "split", "sample"):
+        for param in group.commands[name].params:
+            if param.param_type_name == "option" and not (param.help or "").strip():
+                missing.append(f"{name} {param.opts[0]}")
+    assert missing == []
+
+
+def test_evaluate_leaves_out_the_tokenizer_scores(trained_pipeline):
+    nlp, examples = trained_pipeline
+    scores = evaluate_pipeline(nlp, examples)
+    assert not set(TOKENIZER_KEYS) & set(scores)
+    assert "paraphrase_spans_token_f" in scores
