@@ -59,7 +59,7 @@ def test_record_spans_are_split_per_utterance(annotator):
     assert [s["label"] for s in record["spans"] if s["side"] == "second"] == ["PARAPHRASE"]
     assert record["is_paraphrase"] is True and "offsets" not in record["first"]
     assert set(record) == {"pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
-                           "vote_share", "agreement", "spans", "words"}
+                           "vote_share", "agreement", "margin", "spans", "words"}
 
 
 def test_word_probs_are_the_models_word_values(annotator):
