@@ -33,7 +33,7 @@ def load_pipeline(model: str, gpu_id: int = -1) -> Language:
     except OSError as err:  # spaCy's E050/E053: not (all of) a pipeline
         raise ValueError(
             f"The model {model} cannot be loaded ({err}); pass a complete pipeline directory (as "
-            "spacy train writes it, e.g. training/model-best) or an installed pipeline package."
+            "`spacy project run all` writes training/contextdep_minilm_cpu/model-tuned) or an installed pipeline package."
         ) from None
 
 

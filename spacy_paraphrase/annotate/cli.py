@@ -66,7 +66,7 @@ def annotate_command(
 
     \b
     Example (MediaSum-style interviews, host turns answering guests):
-      python -m spacy_paraphrase annotate training/model-best \\
+      python -m spacy_paraphrase annotate training/contextdep_minilm_cpu/model-tuned \\
           news_dialogue.jsonl paraphrases.jsonl --format mediasum \\
           --role-source pattern --role-pattern 'host=\\bHOST\\b' \\
           --role-pattern 'guest=.' --first-role guest --second-role host \\

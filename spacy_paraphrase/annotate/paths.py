@@ -25,17 +25,17 @@ def check_model(model: str) -> None:
     path = Path(model)
     if path.exists():
         if not path.is_dir():
-            raise PathError(f"The model {model} is a file; pass a pipeline directory (e.g. training/model-best).")
+            raise PathError(f"The model {model} is a file; pass a pipeline directory (e.g. training/contextdep_minilm_cpu/model-tuned).")
         if not (path / "config.cfg").is_file():
             raise PathError(
                 f"The model {model} is not a spaCy pipeline (no config.cfg in it); pass the directory "
-                "spacy train wrote, e.g. training/model-best."
+                "of a trained pipeline, e.g. training/contextdep_minilm_cpu/model-tuned (`spacy project run all` writes it)."
             )
         return
     if not is_package(model):
         raise PathError(
             f"The model {model} is neither a directory nor an installed pipeline package; pass a "
-            "trained pipeline's directory (e.g. training/model-best) or a package name."
+            "trained pipeline's directory (e.g. training/contextdep_minilm_cpu/model-tuned) or a package name."
         )
 
 

@@ -178,13 +178,13 @@ def test_a_model_that_is_not_a_pipeline_names_the_fix(annotate_model, tmp_path):
     corpus = write_chat(tmp_path / "chat.jsonl")
     out = tmp_path / "out.jsonl"
     (tmp_path / "empty").mkdir()
-    failed(annotate(tmp_path / "missing", corpus, out), "neither a directory nor an installed", "training/model-best")
-    failed(annotate(tmp_path / "empty", corpus, out), "no config.cfg", "training/model-best")
+    failed(annotate(tmp_path / "missing", corpus, out), "neither a directory nor an installed", "training/contextdep_minilm_cpu/model-tuned")
+    failed(annotate(tmp_path / "empty", corpus, out), "no config.cfg", "training/contextdep_minilm_cpu/model-tuned")
     failed(annotate(corpus, corpus, out), "is a file")
     assert not list(tmp_path.glob("out.jsonl*"))
     (tmp_path / "half").mkdir()
     (tmp_path / "half" / "config.cfg").write_bytes((Path(annotate_model) / "config.cfg").read_bytes())
-    failed(annotate(tmp_path / "half", corpus, out), "cannot be loaded", "training/model-best")
+    failed(annotate(tmp_path / "half", corpus, out), "cannot be loaded", "training/contextdep_minilm_cpu/model-tuned")
 
 
 def test_a_checkpoint_with_values_of_the_wrong_type_is_refused_clearly(annotate_model, tmp_path):
