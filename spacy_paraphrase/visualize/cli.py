@@ -13,6 +13,7 @@ from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 from wasabi import msg
 
+from ..annotate.paths import same_file
 from ..pair_doc import PairDocError
 from .markup import render_views
 from .style import DEFAULT_SHADE_SCALE, check_shade_scale
@@ -81,6 +82,8 @@ def visualize_cli(
         msg.fail("--limit must be at least 1", exits=1)
     if threshold is not None and not math.isfinite(threshold):
         msg.fail(f"--threshold must be a finite number, got {threshold}", exits=1)
+    if same_file(input_path, output_path):
+        msg.fail(f"OUTPUT {output_path} is the input {input_path}: refusing to write over it", exits=1)
     try:
         shade_scale = check_shade_scale(shade_scale)
         views = sort_views(load_views(input_path, spans_key=spans_key, threshold=threshold), sort)

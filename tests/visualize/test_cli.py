@@ -149,3 +149,19 @@ def test_visualize_shade_scale(tmp_path):
     assert result.exit_code == 1 and "Unknown shade scale" in result.output and not out.exists()
     result = runner.invoke(_app(), ["visualize", str(data), str(out), "--threshold", "nan"])
     assert result.exit_code == 1 and "finite" in result.output and not out.exists()
+
+
+def test_visualize_never_writes_over_its_input(tmp_path):
+    """OUTPUT naming the input (the same path, via .., or a hard link) is
+    refused and the input is left as it was."""
+    import os
+
+    records = tmp_path / "rec.jsonl"
+    records.write_text('{"pair_id": "p", "first": {"text": "a"}, "second": {"text": "b"}, "score": 0.5}\n')
+    before = records.read_bytes()
+    os.link(records, tmp_path / "linked.jsonl")
+    (tmp_path / "sub").mkdir()
+    for output in (records, tmp_path / "sub" / ".." / "rec.jsonl", tmp_path / "linked.jsonl"):
+        result = runner.invoke(_app(), ["visualize", str(records), str(output)])
+        assert result.exit_code == 1 and "refusing to write over it" in result.output, result.output
+        assert records.read_bytes() == before
