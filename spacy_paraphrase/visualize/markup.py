@@ -43,8 +43,13 @@ def render(
         shade_scale=opts.get("shade_scale", DEFAULT_SHADE_SCALE),
     )
     if jupyter or (jupyter is None and is_in_jupyter()):
-        from IPython.display import HTML, display
-
+        try:
+            from IPython.display import HTML, display
+        except ImportError:
+            raise ImportError(
+                "render(jupyter=True) shows the HTML in a notebook and needs IPython: "
+                "pip install ipython (or pass jupyter=False to get the HTML as a string)."
+            ) from None
         # Like displaCy: the wrapper keeps MathJax away from dollar signs in the text.
         display(HTML(f'<span class="tex2jax_ignore">{html}</span>'))
         return None

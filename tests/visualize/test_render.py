@@ -187,6 +187,16 @@ def test_jupyter_displays_and_returns_none(monkeypatch):
     assert isinstance(render(doc, jupyter=False), str) and len(shown) == 2
 
 
+def test_jupyter_without_ipython_names_the_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "IPython", None)  # as if IPython were not installed
+    monkeypatch.setitem(sys.modules, "IPython.display", None)
+    doc = model_doc()
+    with pytest.raises(ImportError, match=r"pip install ipython") as raised:
+        render(doc, jupyter=True)
+    assert "jupyter=False" in str(raised.value)
+    assert isinstance(render(doc, jupyter=False), str)  # the HTML string still works without IPython
+
+
 def test_bad_input_gets_clear_errors(nlp):
     with pytest.raises(PairDocError, match="make_pair_doc"):
         render(nlp("not a pair"), jupyter=False)
