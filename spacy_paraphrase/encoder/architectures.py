@@ -1,5 +1,5 @@
 """The registered architectures of the pair transformer (names and parameters
-in the README's "Registered names"). The v2 versions add the ``quantize``
+in docs/api.md, "Registered names"). The v2 versions add the ``quantize``
 setting (``quantize.py``); v1 stays registered, unchanged, for existing
 configs and pipelines."""
 from typing import List
