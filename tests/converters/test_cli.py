@@ -9,7 +9,10 @@ from typer.testing import CliRunner
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.converters import CONVERTERS
 
-runner = CliRunner()
+# A wide terminal: rich lays --help out (wrapping summaries, cutting option
+# names) at the width it finds in COLUMNS; the help tests below also run with
+# a narrow COLUMNS outside, which this env overrides.
+runner = CliRunner(env={"COLUMNS": "200"})
 
 SHARED = {"--skip-bad", "--lang", "--help"}
 OWN = {
@@ -33,7 +36,10 @@ def _convert_group():
     return typer.main.get_command(app).commands["convert"]
 
 
-def test_convert_help_lists_each_format_on_one_line():
+@pytest.mark.parametrize("columns", [None, "40"])
+def test_convert_help_lists_each_format_on_one_line(columns, monkeypatch):
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", columns)  # a narrow terminal the tests may run in
     result = runner.invoke(app, ["convert", "--help"])
     assert result.exit_code == 0, result.output
     assert set(_convert_group().commands) == set(CONVERTERS) == set(OWN)
@@ -44,7 +50,8 @@ def test_convert_help_lists_each_format_on_one_line():
 
 
 @pytest.mark.parametrize("fmt", sorted(OWN))
-def test_help_shows_only_the_format_s_own_options(fmt):
+def test_help_shows_only_the_format_s_own_options(fmt, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "40")  # a narrow terminal the tests may run in
     result = runner.invoke(app, ["convert", fmt, "--help"])
     assert result.exit_code == 0, result.output
     assert _flags(result.output) == OWN[fmt] | SHARED

@@ -1,6 +1,7 @@
 import inspect
 
 import numpy
+import pytest
 import srsly
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
@@ -9,7 +10,10 @@ from spacy_paraphrase.cli import app as main_app
 from spacy_paraphrase.visualize.cli import sort_views, visualize_cli
 from tests.visualize.helpers import model_doc
 
-runner = CliRunner()
+# A wide terminal: rich lays --help out (and cuts option names) at the width
+# it finds in COLUMNS, so an assertion on help text must not depend on the
+# terminal the tests run in (the --help test below runs at 40 columns too).
+runner = CliRunner(env={"COLUMNS": "200"})
 
 
 def _app():
@@ -127,7 +131,10 @@ def test_sort_views_by_margin_uses_its_size_and_puts_missing_last():
     assert [v.margin for v in sort_views(views, "margin")] == [-0.05, 0.05, -0.2, 0.3, None]
 
 
-def test_visualize_help_names_the_sorts_and_the_shade_scale():
+@pytest.mark.parametrize("columns", [None, "40"])
+def test_visualize_help_names_the_sorts_and_the_shade_scale(columns, monkeypatch):
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", columns)  # a narrow terminal the tests may run in
     params = inspect.signature(visualize_cli).parameters
     sort_help = params["sort"].default.help
     assert "margin (borderline first" in sort_help and "agreement (most contested first" in sort_help
