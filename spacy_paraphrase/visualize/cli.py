@@ -1,7 +1,8 @@
 """``python -m spacy_paraphrase visualize INPUT OUTPUT.html``: a page of pairs.
 
-INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold)
-or an annotate ``.jsonl`` output (``spacy_paraphrase/cli.py`` adds the command).
+INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold),
+an annotate ``.jsonl`` output, or the directory of ``.jsonl`` parts that
+``annotate --engine ray`` writes (``spacy_paraphrase/cli.py`` adds the command).
 """
 import math
 from pathlib import Path
@@ -23,10 +24,47 @@ from .views import PairView, pair_view_from_doc
 SORTS = ("agreement", "margin", "score")
 
 
+INPUT_KINDS = ("a .spacy file of pair Docs, an annotate .jsonl file, or the directory an "
+               "annotate --engine ray run wrote")
+
+
+def record_files(directory: Path) -> List[Path]:
+    """The record files of an ``annotate --engine ray`` OUTPUT directory: its
+    ``*.jsonl`` files, by name (docs/ray.md; ``ray_engine.output_files``).
+    ValueError for a directory that is not one."""
+    directory = Path(directory)
+    if (directory / "utterances.jsonl").is_file():
+        found = sorted(p.name for p in directory.glob("*annotate.records.jsonl"))
+        hint = f"pass its records file, {directory / found[0]}" if found else f"pass {INPUT_KINDS}"
+        raise ValueError(f"{directory} is a ConvoKit corpus, not annotate records; {hint}.")
+    files = sorted(p for p in directory.glob("*.jsonl") if p.is_file())
+    if not files:
+        raise ValueError(f"{directory} is a directory without .jsonl files; pass {INPUT_KINDS}.")
+    return files
+
+
+def _record_views(files: List[Path], threshold: Optional[float]) -> List[PairView]:
+    views: List[PairView] = []
+    for path in files:
+        with path.open(encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
+                    views.append(pair_view_from_record(srsly.json_loads(line), len(views), threshold=threshold))
+                except ValueError as err:
+                    raise ValueError(f"{path}, line {number}: {err}") from None
+    return views
+
+
 def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional[float] = None) -> List[PairView]:
-    """Pair views of every pair in a ``.spacy`` or annotate ``.jsonl`` file.
-    Raises ValueError naming the file (and line or Doc) for bad input."""
+    """Pair views of every pair in a ``.spacy`` or annotate ``.jsonl`` file,
+    or in the ``.jsonl`` files of an ``annotate --engine ray`` OUTPUT
+    directory (file by file in name order, each in its order). Raises
+    ValueError naming the file (and line or Doc) for bad input."""
     path = Path(path)
+    if path.is_dir():
+        return _record_views(record_files(path), threshold)
     if not path.is_file():
         raise ValueError(f"{path}: file not found")
     if path.suffix == ".spacy":
@@ -39,17 +77,8 @@ def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional
                 raise ValueError(f"{path}, Doc {i + 1}: {err}") from None
         return views
     if path.suffix == ".jsonl":
-        views = []
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    views.append(pair_view_from_record(srsly.json_loads(line), len(views), threshold=threshold))
-                except ValueError as err:
-                    raise ValueError(f"{path}, line {number}: {err}") from None
-        return views
-    raise ValueError(f"{path}: expected a .spacy file of pair Docs or an annotate .jsonl file")
+        return _record_views([path], threshold)
+    raise ValueError(f"{path}: expected {INPUT_KINDS}")
 
 
 def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
@@ -69,7 +98,7 @@ def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
 
 
 def visualize_cli(
-    input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, or an annotate .jsonl output"),
+    input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, an annotate .jsonl output, or an annotate --engine ray output directory"),
     output_path: Path = typer.Argument(..., help="The HTML page to write"),
     limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
     sort: Optional[str] = typer.Option(None, "--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (most contested first: lowest agreement) | score (highest first); default: input order"),

@@ -213,3 +213,13 @@ def test_command_passes_the_ray_options(corpus, tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["annotate", "m", str(corpus), str(out), "--engine", "ray",
                                       "--output-format", "convokit"])
     assert result.exit_code == 1 and "local engine only" in result.output
+
+
+@pytest.mark.slow
+def test_visualize_reads_the_ray_output_directory(runs):
+    from spacy_paraphrase.visualize.cli import load_views
+
+    base, _, remote = runs
+    views = load_views(base / "ray")
+    assert [v.pair_id for v in views] == [r["pair_id"] for r in read_records(base / "ray")]
+    assert len(views) == remote.written

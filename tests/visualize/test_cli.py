@@ -73,6 +73,45 @@ def test_visualize_jsonl_records(tmp_path):
     assert ">like</mark>" in out.read_text(encoding="utf-8")
 
 
+def _record(pair_id):
+    return {"pair_id": pair_id, "first": {"speaker": "A", "utterance_ids": [f"{pair_id}-0"], "text": "I love it here"},
+            "second": {"speaker": "B", "utterance_ids": [f"{pair_id}-1"], "text": "You like this place"},
+            "score": 0.8, "is_paraphrase": True, "margin": 0.3, "spans": []}
+
+
+def test_visualize_reads_a_ray_output_directory_file_by_file(tmp_path):
+    """annotate --engine ray writes OUTPUT as a directory of .jsonl parts (docs/ray.md)."""
+    ray_out = tmp_path / "out"
+    ray_out.mkdir()
+    srsly.write_jsonl(ray_out / "b1_000001_000000.jsonl", [_record("ray-p3")])
+    srsly.write_jsonl(ray_out / "a0_000000_000000.jsonl", [_record("ray-p1"), _record("ray-p2")])
+    page = tmp_path / "page.html"
+    result = runner.invoke(_app(), ["visualize", str(ray_out), str(page)])
+    assert result.exit_code == 0, result.output
+    assert "Wrote 3 of 3 pair(s)" in " ".join(result.output.split())
+    html = page.read_text(encoding="utf-8")
+    assert html.index("ray-p1") < html.index("ray-p2") < html.index("ray-p3")  # files in name order, lines in order
+    (ray_out / "a0_000000_000000.jsonl").write_text('{"pair_id": \n', encoding="utf-8")
+    result = runner.invoke(_app(), ["visualize", str(ray_out), str(page)])
+    assert result.exit_code == 1 and "a0_000000_000000.jsonl, line 1" in " ".join(result.output.split())
+
+
+def test_visualize_a_directory_of_no_records_says_what_to_pass(tmp_path):
+    out = tmp_path / "x.html"
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(_app(), ["visualize", str(tmp_path / "empty"), str(out)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1 and "without .jsonl files" in text and "--engine ray" in text, result.output
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "utterances.jsonl").write_text("{}\n", encoding="utf-8")
+    (corpus / "sp_annotate.records.jsonl").write_text("", encoding="utf-8")
+    result = runner.invoke(_app(), ["visualize", str(corpus), str(out)])
+    text = " ".join(result.output.split())
+    assert result.exit_code == 1 and "ConvoKit corpus" in text and "sp_annotate.records.jsonl" in text, result.output
+    assert not out.exists()
+
+
 def test_visualize_bad_input_fails_clearly(tmp_path):
     out = tmp_path / "x.html"
     result = runner.invoke(_app(), ["visualize", str(tmp_path / "missing.spacy"), str(out)])
