@@ -86,11 +86,13 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
     # and counted in {name}_llm_no_answer; its Doc keeps NaN
     for doc in no_answer:
         doc.cats[cats_key] = 0.0
+        doc.spans[readout.spans_key].attrs["vote_share"] = 0.0
     try:
         scores = score_paraphrase_spans(examples, **kwargs)
     finally:
         for doc in no_answer:
             doc.cats[cats_key] = float("nan")
+            doc.spans[readout.spans_key].attrs["vote_share"] = float("nan")
     name = kwargs.get("name", "paraphrase_spans")
     scores[f"{name}_llm_no_answer"] = len(no_answer)
     scores[f"{name}_llm_unparsed"] = n_unparsed / n_samples if n_samples else None

@@ -3,7 +3,8 @@ paper's in-context detector (docs/llm.md).
 
 ``generate_prompts`` renders, per pair Doc, the jinja template with the
 few-shot examples, the two turns and the speakers' names (the labels of
-``doc.spans["turns"]``, left out when they are the defaults FIRST / SECOND),
+``doc.spans["turns"]``, left out when they are the defaults FIRST / SECOND
+or the role itself, e.g. GUEST),
 and asks for ``n_samples`` samples at ``temperature`` (a ``Prompt``: the
 models of this package read these settings from it). ``parse_responses``
 parses every sample (``parser.parse_answer``), aligns each quote in its turn
@@ -158,7 +159,10 @@ class ContextDePTask:
     # -- prompts ---------------------------------------------------------
     def _render_text(self, doc: Doc) -> str:
         first, second = get_turns(doc)
-        names = [None if t.label_ in DEFAULT_TURN_LABELS else t.label_ for t in (first, second)]
+        # a turn label that is a default (FIRST / SECOND) or the role itself (GUEST for "Guest",
+        # as ContextDeP's converted Docs have) is no name
+        names = [None if t.label_ in DEFAULT_TURN_LABELS or t.label_.lower() == role.lower() else t.label_
+                 for t, role in zip((first, second), self.speaker_labels)]
         env = jinja2.sandbox.SandboxedEnvironment()
         text = env.from_string(self._template).render(
             prompt_examples=self._prompt_examples, guest=first.text, host=second.text,

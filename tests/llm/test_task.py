@@ -108,6 +108,8 @@ def test_prompt_structure_and_speakers(tmp_path):
     assert plain.endswith(f"Guest: {GUEST}\nHost: {HOST}\nQuestion: {task.question}\nExplanation: Let's think step by step.")
     named = task._render_text(make_pair_doc(nlp, GUEST, HOST, speakers=("DARYN", "ANNA")))
     assert f"Guest (DARYN): {GUEST}\nHost (ANNA): {HOST}" in named
+    # ContextDeP's converted Docs label the turns GUEST / HOST: no name
+    assert task._render_text(make_pair_doc(nlp, GUEST, HOST, speakers=("GUEST", "HOST"))) == plain
     swapped = task._render_text(make_pair_doc(nlp, HOST, GUEST))
     assert swapped != plain
 
@@ -249,3 +251,22 @@ def test_scores_count_pairs_without_answer(tmp_path):
     score_paraphrase_llm([Example(d, eg.reference) for d, eg in zip(docs, egs)], name="x",
                          **nlp.get_pipe("paraphrase_llm").cfg)
     assert math.isnan(docs[1].cats["PARAPHRASE"])  # ... but its Doc keeps NaN
+
+
+def test_pairs_without_answer_do_not_poison_soft_scores(tmp_path):
+    import warnings
+
+    nlp = replay_nlp(tmp_path, [{"match": "Coming back", "texts": [YES, NO, NO]}, {"match": "", "error": "HTTP 500"}],
+                     factory="paraphrase_llm")
+    egs = examples_of(nlp, [((GUEST, HOST), 1), (("It rained.", "How was the match?"), 0)])
+    for eg, votes in zip(egs, ((2, 3), (0, 3))):
+        eg.reference.spans["paraphrase"].attrs["votes"] = list(votes)
+        eg.reference.spans["paraphrase"].attrs["highlight_counts"] = [0] * len(eg.reference)
+    with pytest.warns(LLMPairWarning):
+        docs = list(nlp.pipe([eg.predicted for eg in egs]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        scores = score_paraphrase_llm([Example(d, eg.reference) for d, eg in zip(docs, egs)], name="x",
+                                      **nlp.get_pipe("paraphrase_llm").cfg)
+    assert scores["x_llm_no_answer"] == 1 and scores["x_pair_ece"] == scores["x_pair_ece"]  # not NaN
+    assert math.isnan(docs[1].spans["paraphrase"].attrs["vote_share"])
