@@ -1,5 +1,5 @@
 """The LLM detector with the real local LLM (Gemma 3 270M base, llama-cpp-python's
-server on 127.0.0.1) on ContextDeP dev: through ``evaluate`` (scores, parse and
+server on 127.0.0.1) on ContextDeP dev: through the pipeline and its scorer, as ``evaluate`` runs it (scores, parse and
 alignment failures by kind, seconds and requests per pair), then through
 ``annotate`` on the same pairs (every pair has a record; as the second run it
 must be served from the cache), then pairs/s with 1, 2 and 4 requests in
@@ -23,6 +23,7 @@ from typing import Dict, List
 
 import spacy
 import srsly
+from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
 from spacy_paraphrase.llm.local import local_server
@@ -86,10 +87,10 @@ def main() -> None:
         cache = str(args.cache_dir or work / "cache")
         nlp = build(base, args, cache)
         t = time.perf_counter()
-        scores = nlp.evaluate(examples, batch_size=8)
+        docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=8))
         elapsed = time.perf_counter() - t
+        scores = nlp.get_pipe("paraphrase_llm").score([Example(d, eg.reference) for d, eg in zip(docs, examples)])
         model = nlp.get_pipe("paraphrase_llm")._model
-        docs = [eg.predicted for eg in examples]
         result["evaluate"] = {
             "seconds_per_pair": elapsed / len(examples), "requests_per_pair": model.stats["requests"] / len(examples),
             # pairs answered from a cache given with --cache-dir take no time: per requested pair
@@ -99,6 +100,7 @@ def main() -> None:
             **failure_counts(docs),
             "scores": {k: v for k, v in scores.items() if k.startswith("paraphrase_llm_") and isinstance(v, (int, float))},
         }
+        save(result, args.output)  # each stage is written as soon as it is done
         nlp.to_disk(work / "pipeline")
         # 2. annotate on the same pairs (the second run: from the cache)
         rows = []
@@ -118,11 +120,13 @@ def main() -> None:
         result["annotate"] = {"returncode": proc.returncode, "records": len(records), "seconds": a_elapsed,
                               "stderr_tail": proc.stderr[-500:] if proc.returncode else "",
                               "cache_entries": cache_files}
+        save(result, args.output)
         # the cache hit rate of a second pipeline run, measured in-process
         again = build(base, args, cache)
         list(again.pipe([eg.predicted.copy() for eg in examples], batch_size=8))
         m2 = again.get_pipe("paraphrase_llm")._model
         result["second_run"] = {"requests": m2.stats["requests"], "cache_hit_rate": m2.cache.hit_rate}
+        save(result, args.output)
         # 3. concurrency: 1, 2, 4 requests in flight (cache off, 1 sample per pair)
         few = [eg.predicted.copy() for eg in examples[: args.concurrency_pairs]]
         result["concurrency"] = {}
@@ -131,11 +135,14 @@ def main() -> None:
             t = time.perf_counter()
             list(nlp_c.pipe([d.copy() for d in few], batch_size=len(few)))
             result["concurrency"][str(c)] = {"pairs": len(few), "pairs_per_second": len(few) / (time.perf_counter() - t)}
-    text = json.dumps(result, indent=2)
-    print(text)
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text + "\n")
+    save(result, args.output)
+    print(json.dumps(result, indent=2))
+
+
+def save(result: Dict, output) -> None:
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=2) + "\n")
 
 
 if __name__ == "__main__":
