@@ -158,7 +158,8 @@ def read_turn_table(
 
         return conversation_id, order, make
 
-    yield from read_grouped(path, records, read_at, parse, report)
+    # returned, not yielded from: the header is checked when called, not when first read
+    return read_grouped(path, records, read_at, parse, report)
 
 
 def read_pair_file(
@@ -201,6 +202,12 @@ def read_pair_file(
                 f"found {names!r}: pass text1 and text2"
             )
         _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
+    # a generator of its own: the header is checked when called, not when first read
+    return _pair_rows(path, names, columns, id_column, records, report)
+
+
+def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optional[str], records,
+               report: OnProblem) -> Iterator[TurnPair]:
     seen = set()
     for line, _, _, record in records:
         try:
