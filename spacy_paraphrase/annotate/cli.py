@@ -107,6 +107,9 @@ def annotate_command(
         msg.fail(os_error_line(err), exits=1)
     if summary.already_done:
         msg.good(f"{output} is complete already (nothing to do; --overwrite starts over)")
+    elif summary.written == 0 and summary.role_dropped:
+        msg.warn(f"No pair passed the role filter ({summary.role_dropped} left out); check "
+                 "--role-source, --role-pattern, --first-role and --second-role. Wrote " + str(output))
     else:
         msg.good("Annotated " + str(output))
     for line in summary.lines():

@@ -47,12 +47,14 @@ class Summary:
     seconds: float = 0.0
     resumed_at: int = 0
     already_done: bool = False
+    role_dropped: int = 0  # pairs the role filter left out (not in ``consumed``)
 
     @classmethod
     def of(cls, progress: Progress, output, errors, resumed_at: int = 0, already_done: bool = False):
         return cls(
             str(output), str(errors), progress.written, progress.paraphrases, progress.skipped,
             progress.malformed, progress.consumed, progress.seconds, resumed_at, already_done,
+            progress.role_dropped,
         )
 
     def lines(self) -> List[str]:
@@ -64,6 +66,8 @@ class Summary:
             f"time: {self.seconds:.1f} s ({rate:.1f} pairs/s)",
             f"records: {self.output}",
         ]
+        if self.role_dropped:
+            out.insert(1, f"pairs left out by the role filter (--first-role / --second-role): {self.role_dropped}")
         if self.skipped or self.malformed:
             out.append(f"skips and malformed records (file, line, reason): {self.errors}")
         if self.resumed_at:
@@ -79,6 +83,7 @@ class _Buffer:
     entries: List[Dict[str, Any]]  # malformed records and skips, in reading order
     consumed: int  # pairs consumed once this buffer is written
     problems_seen: int
+    dropped_seen: int  # pairs the role filter left out, from the start of the input to here
     records: Dict[int, Dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -109,9 +114,10 @@ class _Reader:
     def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int,
                  max_length: int = DEFAULT_MAX_LENGTH):
         self.problems = 0
+        self.dropped = 0  # counted from the start of the input, also over the pairs a resumed run skips
         self.skip_problems = progress.problems_seen
         self.entries: List[Dict[str, Any]] = []
-        pairs = read_pairs(input_path, source, self._on_problem)
+        pairs = read_pairs(input_path, source, self._on_problem, self._on_drop)
         self.rows = islice(rows_and_skips(pairs, max_length), progress.consumed, limit)
         self.consumed = progress.consumed
         self.size = size
@@ -120,6 +126,9 @@ class _Reader:
         self.problems += 1
         if self.problems > self.skip_problems:
             self.entries.append(problem_entry(problem))
+
+    def _on_drop(self, pair) -> None:
+        self.dropped += 1
 
     def __iter__(self) -> Iterator[_Buffer]:
         index = 0
@@ -135,7 +144,7 @@ class _Reader:
                 rows.append(row)
             self.consumed += len(chunk)
             if chunk or entries:
-                yield _Buffer(index, rows, valid, entries, self.consumed, self.problems)
+                yield _Buffer(index, rows, valid, entries, self.consumed, self.problems, self.dropped)
                 index += 1
             if len(chunk) < self.size:
                 return
@@ -223,6 +232,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         files.write(records, buffer.entries)
         progress.consumed = buffer.consumed
         progress.problems_seen = buffer.problems_seen
+        progress.role_dropped = buffer.dropped_seen
         progress.written += len(records)
         progress.paraphrases += sum(1 for r in records if r["is_paraphrase"])
         progress.skipped += sum(1 for e in buffer.entries if e["kind"] == "skipped")
@@ -241,6 +251,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
             flush(pending.popleft())
     while pending:
         flush(pending.popleft())
+    progress.role_dropped = reader.dropped  # the input is read to its end (or --limit) now
     progress.done = True
     progress.seconds = seconds_before + time.perf_counter() - started
     files.save(progress)

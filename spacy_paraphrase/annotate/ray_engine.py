@@ -142,7 +142,10 @@ def stage(input_path, source: SourceOptions, directory: Path, errors: Path, *, s
             summary.malformed += 1
             err_file.write(dumps(problem_entry(problem)))
 
-        for row, skip in islice(rows_and_skips(read_pairs(input_path, source, on_problem)), limit):
+        def on_drop(pair) -> None:
+            summary.role_dropped += 1
+
+        for row, skip in islice(rows_and_skips(read_pairs(input_path, source, on_problem, on_drop)), limit):
             if skip is None:
                 shards.write(row)
             else:

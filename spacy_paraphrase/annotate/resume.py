@@ -46,6 +46,7 @@ class Progress:
     paraphrases: int = 0
     skipped: int = 0
     malformed: int = 0
+    role_dropped: int = 0  # pairs the role filter left out (absent in older checkpoints: 0)
     output_bytes: int = 0
     errors_bytes: int = 0
     seconds: float = 0.0

@@ -5,7 +5,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..dialogs import FORMATS, DialogFormatError, filter_roles, guess_format, read_convokit_speakers, read_turn_pairs, role_getter
 from ..dialogs.pairing import reader_parameters
@@ -77,17 +77,37 @@ def checked_source(path, options: SourceOptions) -> SourceOptions:
         elif value is not None and not isinstance(value, str):
             raise DialogFormatError(f"{_flag(key)} must be text, got {value!r}.")
         reader_options[key] = value
+    if options.role_patterns and options.role_source != "pattern":
+        raise ValueError(
+            f"--role-pattern is read with --role-source pattern only (the role source is "
+            f"{options.role_source!r}, so the patterns would be ignored); add --role-source pattern."
+        )
     if options.first_roles or options.second_roles:
         speakers = None
         if options.role_source.startswith("speaker-meta:"):
             speakers = read_convokit_speakers(path, fields=[])
         role_getter(options.role_source, patterns=options.role_patterns or None, speakers=speakers)
-    return replace(options, reader_options=reader_options)
+    checked = replace(options, reader_options=reader_options)
+    _start_reader(path, checked)
+    return checked
 
 
-def read_pairs(path, options: SourceOptions, on_problem: OnProblem) -> Iterator[TurnPair]:
+def _start_reader(path, options: SourceOptions) -> None:
+    """Start the format's reader once and drop it, so that what it checks
+    when started (a table's header and columns, for a guessed format too)
+    fails here, before the run writes anything; malformed records are left
+    to the run."""
+    pairs = read_turn_pairs(path, options.fmt, mode=options.pairing, on_problem=lambda problem: None,
+                            **options.reader_options)
+    close = getattr(pairs, "close", None)
+    if close is not None:
+        close()
+
+
+def read_pairs(path, options: SourceOptions, on_problem: OnProblem,
+               on_drop: Optional[Callable[[TurnPair], None]] = None) -> Iterator[TurnPair]:
     """The corpus's turn pairs after the role filter (malformed records go to
-    ``on_problem``)."""
+    ``on_problem``, pairs the role filter leaves out to ``on_drop``)."""
     pairs = read_turn_pairs(
         path, options.fmt, mode=options.pairing, on_problem=on_problem, **options.reader_options
     )
@@ -98,7 +118,8 @@ def read_pairs(path, options: SourceOptions, on_problem: OnProblem) -> Iterator[
         speakers = read_convokit_speakers(path)
     role_of = role_getter(options.role_source, patterns=options.role_patterns or None, speakers=speakers)
     return filter_roles(
-        pairs, role_of, first=options.first_roles or None, second=options.second_roles or None
+        pairs, role_of, first=options.first_roles or None, second=options.second_roles or None,
+        on_drop=on_drop,
     )
 
 

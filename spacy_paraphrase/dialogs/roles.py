@@ -87,10 +87,12 @@ def _allowed(roles: Roles) -> Optional[frozenset]:
 
 
 def filter_roles(
-    pairs: Iterable[TurnPair], role_of: RoleOf, *, first: Roles = None, second: Roles = None
+    pairs: Iterable[TurnPair], role_of: RoleOf, *, first: Roles = None, second: Roles = None,
+    on_drop: Optional[Callable[[TurnPair], None]] = None,
 ) -> Iterator[TurnPair]:
     """The pairs whose first / second turn has one of the given roles (a role
-    or a collection of roles; None accepts any turn, even one without role)."""
+    or a collection of roles; None accepts any turn, even one without role).
+    ``on_drop`` is called with each pair left out (to count them)."""
     wanted = (_allowed(first), _allowed(second))
     for pair in pairs:
         keep = True
@@ -100,3 +102,5 @@ def filter_roles(
                 keep = keep and role is not None and role.casefold() in allowed
         if keep:
             yield pair
+        elif on_drop is not None:
+            on_drop(pair)

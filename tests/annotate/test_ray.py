@@ -159,6 +159,24 @@ def test_stage_limit_counts_skipped_pairs(corpus, tmp_path):
     assert len(_lines(errors)) == summary.skipped + summary.malformed
 
 
+def test_stage_counts_the_pairs_the_role_filter_left_out(corpus, tmp_path):
+    every = stage(corpus, SourceOptions(), tmp_path / "all", tmp_path / "all.errors.jsonl", shard_rows=5,
+                  limit=None, total=None, progress_bar=False)
+    users = SourceOptions(first_roles=["user"], second_roles=["assistant"])
+    kept = stage(corpus, users, tmp_path / "users", tmp_path / "users.errors.jsonl", shard_rows=5,
+                 limit=None, total=None, progress_bar=False)
+    assert every.role_dropped == 0 and 0 < kept.role_dropped < every.consumed
+    assert kept.consumed + kept.role_dropped == every.consumed
+
+
+def test_a_failed_format_guess_writes_nothing(tmp_path):
+    table = tmp_path / "turns.csv"
+    table.write_text("conversation_id,foo\nc1,x\n", encoding="utf-8")  # guessed: turns; no speaker, text
+    with pytest.raises(ValueError, match="missing column"):
+        run_ray("unused", table, tmp_path / "out")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["turns.csv"]
+
+
 def test_output_must_be_a_new_or_empty_directory(tmp_path):
     errors = tmp_path / "out.errors.jsonl"
     afile = tmp_path / "file.jsonl"
