@@ -1,15 +1,13 @@
 """Registered functions of the LLM detector (found through entry points,
 setup.cfg): the task ``spacy_paraphrase.ContextDeP.v1`` (``llm_tasks``), the
 models ``spacy_paraphrase.OpenAICompatible.v1`` and ``spacy_paraphrase.Replay.v1``
-(``llm_models``) and the scorer ``spacy_paraphrase.paraphrase_llm_scorer.v1``."""
+(``llm_models``); the component's factory and scorer: ``factory.py``."""
 from typing import Any, Callable, Dict, Iterable, List, Optional
 
-from spacy.util import registry as spacy_registry
 from spacy_llm.registry import registry
 
 from .align import DEFAULT_MIN_SCORE
 from .client import OpenAICompatibleModel
-from .readout import score_paraphrase_llm
 from .replay import ReplayModel
 from .task import QUESTION, ContextDePTask, default_examples_path, default_template
 
@@ -80,7 +78,3 @@ def make_openai_compatible(
 def make_replay(path: str, strict: bool = True, cache_dir: Optional[str] = None) -> ReplayModel:
     return ReplayModel(path, strict=strict, cache_dir=cache_dir)
 
-
-@spacy_registry.scorers("spacy_paraphrase.paraphrase_llm_scorer.v1")
-def make_paraphrase_llm_scorer():
-    return score_paraphrase_llm

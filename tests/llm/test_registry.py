@@ -49,3 +49,24 @@ def test_llm_configs_build(path, tmp_path):
     assert nlp.pipe_names == ["paraphrase_llm"]
     pipe = nlp.get_pipe("paraphrase_llm")
     assert pipe.cfg["threshold"] == 0.5 and pipe.task.n_samples == 3
+
+
+def test_the_factory_module_loads_without_spacy_llm():
+    """spaCy imports every factory entry point when it builds any pipeline:
+    the paraphrase_llm factory must import without spacy-llm (a base install
+    has none), and using it then names the install."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['spacy_llm'] = None\n"  # as if spacy-llm were not installed
+        "import spacy_paraphrase.llm.factory as factory\n"
+        "try:\n"
+        "    factory._require_spacy_llm()\n"
+        "except ImportError as err:\n"
+        "    print('ERR', err)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "ERR" in out.stdout and "pip install 'spacy-paraphrase[llm]'" in out.stdout
