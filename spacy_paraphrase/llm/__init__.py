@@ -3,7 +3,8 @@
 ``align_quote`` and the parser need only RapidFuzz; the task, the models and
 the ``paraphrase_llm`` component need spacy-llm (``pip install
 'spacy-paraphrase[llm]'``, Python >= 3.10) and are registered through entry
-points (``spacy_paraphrase.llm.registry``, ``spacy_paraphrase.llm.component``)."""
+points (``spacy_paraphrase.llm.registry``; the component's factory, which imports without
+spacy-llm, in ``spacy_paraphrase.llm.factory``)."""
 from .align import DEFAULT_MIN_SCORE, QuoteAlignment, QuoteStatus, align_quote, locate_quote
 from .parser import ParsedAnswer, parse_answer
 
