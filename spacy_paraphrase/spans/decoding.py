@@ -27,6 +27,8 @@ import numpy
 from spacy.tokens import Doc, Span, Token
 from spacy.util import get_lang_class
 
+from ..pair_doc import runs_to_spans
+
 DECODING_KEYS = ("max_gap", "min_span_length", "max_spans", "trim_edges")
 _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d\u2013\u2014\u2026"
 
@@ -53,21 +55,6 @@ def is_word(token: Token) -> bool:
     return not (token.is_space or token.is_punct or not token.text.strip(_STRIP + " "))
 
 
-def runs(flags: Sequence[bool], start: int, end: int) -> List[Tuple[int, int]]:
-    """Maximal runs of flagged positions in [start, end) as (start, end) pairs."""
-    out: List[Tuple[int, int]] = []
-    begin = None
-    for i in range(start, end):
-        if flags[i] and begin is None:
-            begin = i
-        elif not flags[i] and begin is not None:
-            out.append((begin, i))
-            begin = None
-    if begin is not None:
-        out.append((begin, end))
-    return out
-
-
 def decode_turn(
     doc: Doc,
     flags: Sequence[bool],
@@ -83,7 +70,7 @@ def decode_turn(
 ) -> List[Span]:
     """The spans of one turn ``doc[start:end]`` from its highlighted tokens
     (``flags``), by the steps of the module doc, in text order."""
-    found = runs(flags, start, end)
+    found = [(span.start, span.end) for span in runs_to_spans(doc, flags, start, end, label)]
     merged: List[Tuple[int, int]] = []
     for s, e in found:
         if merged and s - merged[-1][1] <= max_gap:

@@ -5,7 +5,7 @@ import pytest
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.spans import Readout
-from spacy_paraphrase.spans.decoding import decode_turn, is_filler, runs
+from spacy_paraphrase.spans.decoding import decode_turn, is_filler
 
 FIRST = ["we", "lost", "the", "game", "and", "then", "the", "cup", "final", "."]
 SECOND = ["so", "you", "lost", "?"]
@@ -64,8 +64,7 @@ def test_settings_are_validated():
     assert Readout(max_gap=2.0).max_gap == 2 and isinstance(Readout(max_gap=2.0).max_gap, int)
 
 
-def test_filler_and_runs(nlp):
+def test_filler_and_no_highlight(nlp):
     doc = make_pair_doc(nlp, ["The,", "game", "…", " "], ["Yes"])
     assert [is_filler(t) for t in doc[:4]] == [True, False, True, True]
-    assert runs([True, True, False, True], 0, 4) == [(0, 2), (3, 4)]
     assert decode_turn(doc, [False] * len(doc), numpy.zeros(len(doc)), 0, 4, "SOURCE") == []
