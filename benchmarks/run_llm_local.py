@@ -73,6 +73,8 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=0, help="first N pairs only (0: all)")
     parser.add_argument("--concurrency-pairs", type=int, default=4)
     parser.add_argument("--cache-dir", type=Path, default=None, help="answer cache (default: a new temporary one)")
+    parser.add_argument("--port", type=int, default=8765,
+                        help="server port; the cache key holds the base URL, so a fixed port lets a rerun resume")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="llm_local_"))
     nlp0 = spacy.blank("en")
@@ -82,7 +84,7 @@ def main() -> None:
     result: Dict = {"data": args.data.name, "n_pairs": len(examples), "n_samples": args.samples,
                     "max_tokens": args.max_tokens, "model": "gemma-3-270m-q4_k_m.gguf (base), llama-cpp-python server",
                     "threads": 2}
-    with local_server(log=work / "server.log") as base:
+    with local_server(args.port, log=work / "server.log") as base:
         # 1. evaluate (first run: every answer requested)
         cache = str(args.cache_dir or work / "cache")
         nlp = build(base, args, cache)

@@ -23,9 +23,9 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
-from spacy_paraphrase.spans import thresholds
-from spacy_paraphrase.spans import vote_share
-from spacy_paraphrase.spans.readout import PLAIN_DECODING
+from spacy_paraphrase.paraphrase_spans import thresholds
+from spacy_paraphrase.paraphrase_spans import vote_share
+from spacy_paraphrase.paraphrase_spans.readout import PLAIN_DECODING
 
 SHOWN = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "spans_per_turn",
          "one_word_spans", "vote_share_pearson", "vote_share_spearman", "vote_share_ece", "vote_share_mae",

@@ -178,7 +178,7 @@ def screenshot(chromium: str, html_path: Path, png_path: Path, width: int) -> in
 
 
 def _spans(doc) -> Dict[str, List[str]]:
-    from spacy_paraphrase.spans.readout import SOURCE_LABEL
+    from spacy_paraphrase.paraphrase_spans.readout import SOURCE_LABEL
 
     group = doc.spans["paraphrase"]
     return {"first": [s.text for s in group if s.label_ == SOURCE_LABEL],
@@ -201,7 +201,7 @@ def run(model: Path, dev: Path, out_dir: Path, docs_path: Optional[Path], chromi
 
     from spacy_paraphrase.corpus import read_pair_docs
     from spacy_paraphrase.pair_doc import PairDocError, copy_pair_doc
-    from spacy_paraphrase.spans.vote_share import annotator_agreement
+    from spacy_paraphrase.paraphrase_spans.vote_share import annotator_agreement
     from spacy_paraphrase.visualize import pair_view_from_doc
     from spacy_paraphrase.visualize.markup import render_views
 

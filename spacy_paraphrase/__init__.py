@@ -6,7 +6,7 @@ readers (they are also exposed through entry points, so a config or
 """
 from .pair_doc import PairDocError, get_turns, make_pair_doc, TURNS_KEY
 from . import encoder  # noqa: F401  (registers the pair transformer architectures)
-from .spans import ParaphraseSpans, Readout, token_probs  # (registers the spans factories, tagger, scorer)
+from .paraphrase_spans import ParaphraseSpans, Readout, token_probs  # (registers the spans factories, tagger, scorer)
 from . import corpus, augmenters  # noqa: F401
 from . import pair_classifier  # noqa: F401
 from .visualize import render  # noqa: F401  (HTML of pair Docs, docs/visualize.md)

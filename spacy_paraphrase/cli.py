@@ -25,7 +25,7 @@ from wasabi import msg
 
 from .pair_classifier import PairClassifier
 from .pair_classifier import thresholds as pair_thresholds
-from .spans import thresholds
+from .paraphrase_spans import thresholds
 from .annotate.cli import annotate_command
 from .backbones.cli import backbone_app
 from .converters.cli import convert_app
@@ -34,7 +34,7 @@ from .cross_tuning import check_folds
 from .quantize import quantize_cli
 from .saving import SaveError, check_save_target, save_pipeline_to, save_settings_in_place
 from .visualize.cli import visualize_cli
-from .spans.readout import check_highlight_scale
+from .paraphrase_spans.readout import check_highlight_scale
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
@@ -480,7 +480,7 @@ def check_strings_cli(
     and turn maxima on punctuation in the string input, word-level agreement of
     the two inputs, and both inputs' scores at the pipeline's thresholds and
     cross-tuned (the string input read word by word)."""
-    from .spans.strings import check_strings
+    from .paraphrase_spans.strings import check_strings
 
     nlp = _load(model, gpu_id)
     if pipe_name not in nlp.pipe_names or not hasattr(nlp.get_pipe(pipe_name), "readout"):

@@ -6,7 +6,7 @@ held-out fold is scored with it; the fold scores are averaged over several
 seeded repetitions (each repetition shuffles the examples anew).
 
 This module holds the fold loop only. What is tuned and how a fold is scored
-belong to the component: ``spans.thresholds`` (``paraphrase_spans``: the pair
+belong to the component: ``paraphrase_spans.thresholds`` (``paraphrase_spans``: the pair
 and highlight thresholds) and ``pair_classifier.thresholds`` (the decision
 threshold of a binary ``pair_classifier``).
 """

@@ -1,4 +1,4 @@
-"""Metric helpers shared by the scorers (``spans.scorer`` and
+"""Metric helpers shared by the scorers (``paraphrase_spans.scorer`` and
 ``pair_classifier.scorer``): precision / recall / F1, Jaccard, expected
 calibration error, Pearson and Spearman correlation, and the binary pair
 classification scores."""

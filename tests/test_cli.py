@@ -235,7 +235,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     --key vote_share fits the map to the annotator votes, saves it, and the
     loaded pipeline applies it; data without votes is refused."""
     from spacy_paraphrase import make_pair_doc
-    from spacy_paraphrase.spans.vote_share import VoteShareMap
+    from spacy_paraphrase.paraphrase_spans.vote_share import VoteShareMap
 
     model, plain_data, _ = model_and_data
     data = tmp_path / "votes.spacy"

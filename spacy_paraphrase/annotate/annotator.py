@@ -7,7 +7,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 
 from ..pair_doc import make_pair_doc
-from ..spans.readout import Readout
+from ..paraphrase_spans.readout import Readout
 from .records import make_record, turn_speakers
 
 

@@ -40,7 +40,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import make_pair_doc, runs_to_spans
-from ..spans.readout import PARAPHRASE_LABEL, SOURCE_LABEL
+from ..paraphrase_spans.readout import PARAPHRASE_LABEL, SOURCE_LABEL
 from .common import ConversionError, ConversionReport, convert_rows, read_table
 
 COLUMNS = [

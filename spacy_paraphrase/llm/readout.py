@@ -4,7 +4,7 @@ The LLM task computes, per pair, the share of samples answering "yes" (the
 pair score) and, per token, the share of samples whose quotes cover it (the
 token probabilities). Everything else — spans, ``scores``, ``vote_share``,
 ``agreement``, ``margin`` and the rest — is written by the shared ``Readout``
-of ``spacy_paraphrase.spans.readout``, so the LLM output follows whatever
+of ``spacy_paraphrase.paraphrase_spans.readout``, so the LLM output follows whatever
 that rule is. ``VoteReadout`` is that Readout with one change: the pair score
 is the stored vote share, not "min over turns of the max token probability".
 
@@ -20,8 +20,8 @@ import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..spans.readout import Readout
-from ..spans.scorer import score_paraphrase_spans
+from ..paraphrase_spans.readout import Readout
+from ..paraphrase_spans.scorer import score_paraphrase_spans
 
 LLM_ATTR = "llm"
 

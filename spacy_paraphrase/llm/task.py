@@ -34,7 +34,7 @@ from spacy.tokens import Doc, SpanGroup
 from spacy.training import Example
 
 from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
-from ..spans.readout import READOUT_KEYS
+from ..paraphrase_spans.readout import READOUT_KEYS
 from .align import DEFAULT_MIN_SCORE, QuoteStatus, locate_quote
 from .parser import parse_answer
 from .readout import LLM_ATTR, VoteReadout, llm_key, score_paraphrase_llm

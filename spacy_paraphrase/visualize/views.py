@@ -17,7 +17,7 @@ import numpy
 from spacy.tokens import Doc, Span
 
 from ..pair_doc import TURNS_KEY, get_turns
-from ..spans.vote_share import annotator_agreement
+from ..paraphrase_spans.vote_share import annotator_agreement
 
 # What the shade of a word means (PairView.shading).
 SHADE_PROBABILITY = "probability"  # token_probs written by paraphrase_spans

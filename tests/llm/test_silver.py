@@ -13,7 +13,7 @@ from spacy.tokens import DocBin
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.corpus import PairCorpus
-from spacy_paraphrase.spans.scorer import reference_token_targets
+from spacy_paraphrase.paraphrase_spans.scorer import reference_token_targets
 
 from .helpers import GUEST, HOST, answer, require
 

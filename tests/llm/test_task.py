@@ -8,7 +8,7 @@ from spacy.tokens import DocBin
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.spans.readout import Readout
+from spacy_paraphrase.paraphrase_spans.readout import Readout
 
 from .helpers import GUEST, HOST, answer, require
 

@@ -222,7 +222,7 @@ def _make_low_threshold_scorer():
 
 def test_tuning_uses_the_given_scorer():
     from spacy_paraphrase.pair_classifier.thresholds import default_objective
-    from spacy_paraphrase.spans.thresholds import score_key_objective
+    from spacy_paraphrase.paraphrase_spans.thresholds import score_key_objective
 
     examples, scorer = _examples(), _make_low_threshold_scorer()
     low = score_key_objective(f"{NAME}_low")

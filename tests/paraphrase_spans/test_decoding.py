@@ -1,11 +1,11 @@
-"""Span decoding (spans/decoding.py): gaps bridged, edges trimmed, short spans
+"""Span decoding (paraphrase_spans/decoding.py): gaps bridged, edges trimmed, short spans
 dropped, spans capped per turn; the defaults keep the paper's plain rule."""
 import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.spans import Readout
-from spacy_paraphrase.spans.decoding import decode_turn, is_filler
+from spacy_paraphrase.paraphrase_spans import Readout
+from spacy_paraphrase.paraphrase_spans.decoding import decode_turn, is_filler
 
 FIRST = ["we", "lost", "the", "game", "and", "then", "the", "cup", "final", "."]
 SECOND = ["so", "you", "lost", "?"]

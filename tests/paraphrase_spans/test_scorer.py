@@ -3,8 +3,8 @@ import pytest
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.spans.readout import write_paraphrase_annotations
-from spacy_paraphrase.spans.scorer import reference_gold, score_paraphrase_spans
+from spacy_paraphrase.paraphrase_spans.readout import write_paraphrase_annotations
+from spacy_paraphrase.paraphrase_spans.scorer import reference_gold, score_paraphrase_spans
 
 
 def _pair(nlp, probs, gold_words, gold_pair, n1=4, n2=4, votes=None, counts=None):

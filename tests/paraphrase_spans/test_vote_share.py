@@ -1,11 +1,11 @@
-"""The vote share map (spans/vote_share.py): fitted to annotator votes, stored
+"""The vote share map (paraphrase_spans/vote_share.py): fitted to annotator votes, stored
 in the component's cfg, applied by the readout; agreement and its measures."""
 import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.spans import Readout
-from spacy_paraphrase.spans.vote_share import (
+from spacy_paraphrase.paraphrase_spans import Readout
+from spacy_paraphrase.paraphrase_spans.vote_share import (
     VoteShareMap, agreement_of_share, annotator_agreement, fit_vote_share, pair_features, share_scores,
 )
 

@@ -1,7 +1,7 @@
 import numpy
 
 from spacy_paraphrase import make_pair_doc, token_probs
-from spacy_paraphrase.spans.strings import check_strings, project_to_words, turn_max_on_words
+from spacy_paraphrase.paraphrase_spans.strings import check_strings, project_to_words, turn_max_on_words
 from spacy_paraphrase.words import token_map
 
 FIRST = "And it will be my 20th time in doing it as a television commentator from Rome."

@@ -1,0 +1,27 @@
+"""spacy_paraphrase.paraphrase_spans: the component's package, named after it,
+exports the names the README documents; there is no second name for it."""
+import importlib
+import inspect
+
+import numpy
+import pytest
+
+from spacy_paraphrase import make_pair_doc, paraphrase_spans
+from spacy_paraphrase.paraphrase_spans import component, readout
+
+
+def test_documented_names_are_the_component_objects():
+    assert paraphrase_spans.ParaphraseSpans is component.ParaphraseSpans
+    for name in ("highlight_flags", "token_probs", "SOURCE_LABEL", "PARAPHRASE_LABEL",
+                 "HIGHLIGHT_SCALES", "check_highlight_scale", "write_paraphrase_annotations", "fill_unscored"):
+        assert getattr(paraphrase_spans, name) is getattr(readout, name), name
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("spacy_paraphrase.spans")
+    assert list(inspect.signature(paraphrase_spans.highlight_flags).parameters) == ["doc", "probs", "threshold", "scale"]
+
+
+def test_highlight_flags_as_documented(nlp):
+    doc = make_pair_doc(nlp, ["a", "b"], ["c", "d"])
+    probs = numpy.array([0.4, 0.15, 0.9, numpy.nan], dtype="float32")
+    assert paraphrase_spans.highlight_flags(doc, probs, 0.5).tolist() == [False, False, True, False]
+    assert paraphrase_spans.highlight_flags(doc, probs, 0.5, "turn_max").tolist() == [True, False, True, False]
