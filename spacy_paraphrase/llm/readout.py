@@ -5,8 +5,11 @@ pair score) and, per token, the share of samples whose quotes cover it (the
 token probabilities). Everything else — spans, ``scores``, ``vote_share``,
 ``agreement``, ``margin`` and the rest — is written by the shared ``Readout``
 of ``spacy_paraphrase.paraphrase_spans.readout``, so the LLM output follows whatever
-that rule is. ``VoteReadout`` is that Readout with one change: the pair score
-is the stored vote share, not "min over turns of the max token probability".
+that rule is. The task stores the vote share under
+``stored_pair_score_key``, so every ``Readout`` (``VoteReadout`` too, a plain
+one in a threshold sweep) takes it as the pair score instead of "min over turns
+of the max token probability"; ``VoteReadout`` adds the LLM details to the
+spans group's attrs.
 
 The LLM's details live in ``doc.user_data[llm_key(spans_key)]`` (they
 survive ``DocBin``, ``to_bytes`` and a re-annotation by a plain ``Readout``)
@@ -16,7 +19,6 @@ import dataclasses
 import math
 from typing import Any, Dict, Iterable, Optional
 
-import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
@@ -37,17 +39,10 @@ def llm_details(doc: Doc, spans_key: str = "paraphrase") -> Optional[Dict[str, A
 
 @dataclasses.dataclass(frozen=True)
 class VoteReadout(Readout):
-    """``Readout`` whose pair score is the LLM's vote share (``llm_details``
-    ``["pair_score"]``) when the Doc has one; NaN for a pair without any
-    parsed sample (nothing passes). Docs without LLM details read as with
-    the plain ``Readout``."""
-
-    def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
-        details = llm_details(doc, self.spans_key)
-        if details is None:
-            return super().pair_score(doc, probs)
-        value = details.get("pair_score")
-        return float("nan") if value is None else float(value)
+    """``Readout`` that also copies the LLM details (``llm_details``) into
+    ``doc.spans[spans_key].attrs["llm"]``. The pair score is the stored vote
+    share (``Readout.pair_score``); NaN for a pair without any parsed sample
+    (nothing passes)."""
 
     def annotate(self, doc: Doc, probs, **kwargs) -> None:
         super().annotate(doc, probs, **kwargs)

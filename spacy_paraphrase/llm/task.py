@@ -37,6 +37,7 @@ from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
 from .align import DEFAULT_MIN_SCORE, QuoteStatus, locate_quote
 from .parser import parse_answer
+from ..paraphrase_spans.readout import stored_pair_score_key
 from .readout import LLM_ATTR, VoteReadout, llm_key, score_paraphrase_llm
 
 QUESTION = "In the reply, does the host paraphrase something specific the guest says?"
@@ -253,6 +254,7 @@ class ContextDePTask:
         }
         spans_key = self.cfg["spans_key"]
         doc.user_data[llm_key(spans_key)] = details
+        doc.user_data[stored_pair_score_key(spans_key)] = pair_score
         self.readout.annotate(doc, probs)
         return doc
 

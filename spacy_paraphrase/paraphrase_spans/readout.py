@@ -51,6 +51,13 @@ def fill_unscored(doc: Doc, scores: TokenScores) -> numpy.ndarray:
     return probs
 
 
+def stored_pair_score_key(spans_key: str) -> str:
+    """The ``doc.user_data`` key under which a producer whose pair score is not
+    a function of its token probabilities (the LLM task: the share of samples
+    answering "yes") stores it; every ``Readout`` reads it from there."""
+    return f"spacy_paraphrase.pair_score:{spans_key}"
+
+
 def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
     """min over the two turns of the max token probability (0 for a turn with
     no probability at all)."""
@@ -195,7 +202,15 @@ class Readout:
         return dataclasses.replace(self, **changes)
 
     def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
-        """The pair score (``doc.cats[cats_key]``) of a pair Doc's probabilities."""
+        """The pair score (``doc.cats[cats_key]``): the one stored on the Doc
+        under ``stored_pair_score_key`` (None: NaN, nothing passes) when its
+        producer stored one, else min over the turns of the max probability.
+        So a re-annotation (a threshold sweep, ``check-strings``) keeps an LLM
+        pair's vote share."""
+        key = stored_pair_score_key(self.spans_key)
+        if key in doc.user_data:
+            value = doc.user_data[key]
+            return float("nan") if value is None else float(value)
         return pair_score_from_probs(doc, probs)
 
     def is_paraphrase(self, doc: Doc, probs: numpy.ndarray) -> bool:

@@ -164,14 +164,14 @@ def examples_of(nlp, pairs):
     return out
 
 
-def test_scorer_decides_by_votes_after_a_plain_readout(tmp_path):
+def test_a_plain_readout_and_the_scorer_decide_by_votes(tmp_path):
     nlp = replay_nlp(tmp_path, [{"match": "", "texts": [YES, NO, NO]}], factory="paraphrase_llm")
     egs = examples_of(nlp, [((GUEST, HOST), 0)])
     docs = list(nlp.pipe([eg.predicted for eg in egs]))
     egs = [Example(d, eg.reference) for d, eg in zip(docs, egs)]
     pipe = nlp.get_pipe("paraphrase_llm")
-    # find-threshold's sweep re-annotates with a plain Readout (pair score = min of maxes = 1/3 here too,
-    # so use a threshold between): the LLM scorer still decides by the vote share 1/3
+    # find-threshold's sweep re-annotates with a plain Readout: it keeps the stored vote share 1/3 as
+    # the pair score even when the token shares say otherwise, and the LLM scorer decides by it
     low = Readout.from_cfg({**pipe.cfg, "threshold": 0.3})
     for eg in egs:
         low.reannotate(eg.predicted)
@@ -179,7 +179,8 @@ def test_scorer_decides_by_votes_after_a_plain_readout(tmp_path):
     eg0.spans["paraphrase"].attrs["token_probs"] = numpy.where(
         numpy.isnan(eg0.spans["paraphrase"].attrs["token_probs"]), numpy.nan, 0.9).astype("float32")
     low.reannotate(eg0)
-    assert eg0.cats["PARAPHRASE"] == pytest.approx(0.9)  # the plain rule
+    assert eg0.cats["PARAPHRASE"] == pytest.approx(1 / 3)  # the stored vote share, not the plain rule's 0.9
+    assert eg0.spans["paraphrase"].attrs["margin"] == pytest.approx(1 / 3 - 0.3)
     scores = score_paraphrase_llm(egs, name="x", **{**pipe.cfg, "threshold": 0.5})
     assert eg0.cats["PARAPHRASE"] == pytest.approx(1 / 3)
     assert scores["x_pair_acc"] == 1.0  # 1/3 < 0.5: "no", as the gold says
