@@ -1,6 +1,6 @@
 """Load a pipeline once and turn validated rows (``records.pair_row``) into
 annotate records: the piece both engines (local and Ray) run per batch."""
-from typing import Any, Dict, List, Mapping
+from typing import Any, Dict, List, Mapping, Optional
 
 import spacy
 from spacy.language import Language
@@ -9,6 +9,23 @@ from spacy.tokens import Doc
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
 from .records import make_record, turn_speakers
+
+
+class PairFailed(ValueError):
+    """The component could not score a pair (an LLM request that still failed
+    after its retries): the run stops with this message before the pair's
+    buffer is written, so the same command resumes at it."""
+
+
+def pair_error(doc: Doc, spans_key: str) -> Optional[str]:
+    """Why the component gave a pair no score: the error of an LLM request
+    that failed after its retries (``attrs["llm"]["error"]`` with no parsed
+    sample), else None."""
+    group = doc.spans.get(spans_key) if spans_key in doc.spans else None
+    details = group.attrs.get("llm") if group is not None else None
+    if isinstance(details, Mapping) and details.get("error") and details.get("pair_score") is None:
+        return str(details["error"])
+    return None
 
 
 def find_readout(nlp: Language) -> Readout:
@@ -64,7 +81,16 @@ class PairAnnotator:
         )
 
     def make_record(self, doc: Doc, row: Mapping[str, Any]) -> Dict[str, Any]:
-        """The record of a processed Doc under this run's settings."""
+        """The record of a processed Doc under this run's settings;
+        ``PairFailed`` when the component could not score it (never a record
+        that reads as "not a paraphrase")."""
+        error = pair_error(doc, self.spans_key)
+        if error is not None:
+            raise PairFailed(
+                f"Pair {row['pair_id']!r}: the LLM request failed after its retries ({error}). The records "
+                "before it are saved; run the same command again to resume from it (answers already received "
+                "are in the model's cache)."
+            )
         return make_record(
             doc,
             row,

@@ -12,6 +12,7 @@ component writes").
 """
 import json
 import math
+import re
 import time
 from itertools import islice
 from pathlib import Path
@@ -30,7 +31,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from tqdm import tqdm
 
-from .annotator import PairAnnotator
+from .annotator import PairAnnotator, PairFailed
 from .local import Summary, check_settings
 from .resume import default_errors_path, dumps
 from .paths import PathError, check_model, check_targets, read_files
@@ -229,6 +230,9 @@ def run_ray(
     return summary
 
 
+PAIR_FAILED_TEXT = re.compile(r"Pair .{1,300}?: the LLM request failed after its retries \(.*?\)(?=\. The records before it)")
+
+
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],
                     runtime_env: Optional[Dict[str, Any]], batch_size: int, rows_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
@@ -261,8 +265,31 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
             memory=memory,
             udf_modifying_row_count=False,
         )
-        dataset.write_datasink(sink, ray_remote_args={"num_cpus": 0})
+        try:
+            dataset.write_datasink(sink, ray_remote_args={"num_cpus": 0})
+        except Exception as err:  # Ray wraps a worker's exception (RayTaskError and the like)
+            failed = _pair_failed(err)
+            if failed is None:
+                raise
+            raise PairFailed(
+                f"{failed}. The Ray engine does not resume: run the same command with --overwrite (answers "
+                "already received are in the model's cache)."
+            ) from None
         return sink
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _pair_failed(err: BaseException) -> Optional[str]:
+    """The first sentence of the ``PairFailed`` a Ray worker raised, else None.
+    Ray Data hands back its text only (a ``UserCodeException`` without the
+    original), so it is found in the text of the error and its causes."""
+    texts, seen = [], set()
+    while err is not None and id(err) not in seen:
+        seen.add(id(err))
+        texts.append(str(err))
+        cause = getattr(err, "cause", None)
+        err = cause if isinstance(cause, BaseException) else err.__cause__
+    found = PAIR_FAILED_TEXT.search("\n".join(texts))
+    return found.group(0) if found else None

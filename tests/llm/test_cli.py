@@ -85,3 +85,55 @@ def test_visualize_renders_llm_docs(setup):
     html = spacy_paraphrase.render(docs)
     assert ">winter<" in html and ">rained<" in html
     assert 'title="p = 0.67"' in html  # "normal winter": quoted by 2 of 3 samples
+
+
+def test_annotate_stops_at_a_failed_request_and_the_same_command_resumes(tmp_path):
+    """A pair whose LLM request still fails after its retries is no record (never a silent "no"): the run
+    stops with one line naming the pair, the pairs before it are saved, and the same command resumes."""
+    from spacy_paraphrase.annotate.annotator import PairFailed
+    from spacy_paraphrase.annotate.local import run_local
+    from spacy_paraphrase.annotate.source import SourceOptions
+
+    recordings = tmp_path / "rec.jsonl"
+    failing = [RECORDS[0], {"match": "Brazil", "error": "HTTP 503 after 3 tries"}, RECORDS[2]]
+    srsly.write_jsonl(recordings, failing)
+    run("-m", "spacy", "assemble", str(ROOT / "configs" / "llm_replay.cfg"), str(tmp_path / "llm"),
+        "--paths.recordings", str(recordings), cwd=tmp_path)
+    pairs = tmp_path / "pairs.jsonl"
+    order = [PAIRS[0], PAIRS[2], PAIRS[1]]  # the failing pair second
+    srsly.write_jsonl(pairs, [{"id": f"p{i}", "text1": a, "text2": b} for i, (a, b, _) in enumerate(order)])
+    out = tmp_path / "records.jsonl"
+    kwargs = dict(source=SourceOptions(fmt="pairs", reader_options={"id_column": "id"}), batch_size=1,
+                  buffer_batches=1, count=False, progress_bar=False)
+    with pytest.raises(PairFailed, match="'p1'.*HTTP 503.*run the same command again"):
+        run_local(str(tmp_path / "llm"), pairs, out, **kwargs)
+    assert [r["pair_id"] for r in srsly.read_jsonl(out)] == ["p0"]  # saved; no record for p1
+    proc = subprocess.run([sys.executable, "-m", "spacy_paraphrase", "annotate", str(tmp_path / "llm"), str(pairs),
+                           str(out), "--format", "pairs", "--reader-option", "id_column=id", "--batch-size", "1",
+                           "--no-count"], capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr + proc.stdout
+    assert "'p1'" in proc.stdout + proc.stderr
+    srsly.write_jsonl(recordings, RECORDS)  # the server answers again
+    summary = run_local(str(tmp_path / "llm"), pairs, out, **kwargs)
+    records = list(srsly.read_jsonl(out))
+    assert [r["pair_id"] for r in records] == ["p0", "p1", "p2"] and summary.resumed_at == 1
+    assert records[1]["score"] == pytest.approx(1 / 3)
+
+
+@pytest.mark.slow  # a local Ray cluster (about a minute)
+def test_the_ray_engine_stops_at_a_failed_request_with_one_message(tmp_path):
+    pytest.importorskip("ray")
+    from spacy_paraphrase.annotate.annotator import PairFailed
+    from spacy_paraphrase.annotate.ray_engine import run_ray
+    from spacy_paraphrase.annotate.source import SourceOptions
+
+    recordings = tmp_path / "rec.jsonl"
+    srsly.write_jsonl(recordings, [RECORDS[0], {"match": "Brazil", "error": "HTTP 503 after 3 tries"}, RECORDS[2]])
+    run("-m", "spacy", "assemble", str(ROOT / "configs" / "llm_replay.cfg"), str(tmp_path / "llm"),
+        "--paths.recordings", str(recordings), cwd=tmp_path)
+    pairs = tmp_path / "pairs.jsonl"
+    srsly.write_jsonl(pairs, [{"id": f"p{i}", "text1": a, "text2": b} for i, (a, b, _) in enumerate(PAIRS)])
+    with pytest.raises(PairFailed, match=r"'p2'.*HTTP 503.*--overwrite") as info:
+        run_ray(str(tmp_path / "llm"), pairs, tmp_path / "out",
+                source=SourceOptions(fmt="pairs", reader_options={"id_column": "id"}), concurrency=1, num_cpus=1, progress_bar=False)
+    assert "Traceback" not in str(info.value) and len(str(info.value)) < 400
