@@ -175,8 +175,8 @@ def read_pair_file(
     """Ready-made pairs, one per row of a CSV / TSV / JSON Lines file.
 
     ``text1`` / ``text2`` (both or neither) default to the first of
-    PAIR_COLUMNS present (e.g. ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value, else
-    ``{file stem}:{line}``; the utterance ids are ``{pair id}-0`` and
+    PAIR_COLUMNS present (e.g. ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value
+    (``id_column`` defaults to ``id`` when the file has that column), else ``{file stem}:{line}``; the utterance ids are ``{pair id}-0`` and
     ``{pair id}-1``; speakers are None; the other columns go to ``meta``.
     Texts are kept verbatim (an empty text is not dropped)."""
     path = Path(path)
@@ -202,6 +202,8 @@ def read_pair_file(
                 f"found {names!r}: pass text1 and text2"
             )
         _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
+        if id_column is None and "id" in names:
+            id_column = "id"
     # a generator of its own: the header is checked when called, not when first read
     return _pair_rows(path, names, columns, id_column, records, report)
 
@@ -222,14 +224,15 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
                 row = dict(zip(names, record))
             first = as_text(_field(row, columns[0]), columns[0])
             second = as_text(_field(row, columns[1]), columns[1])
-            pair_id = as_id(_field(row, id_column), id_column) if id_column else f"{path.stem}:{line}"
+            id_name = id_column or ("id" if "id" in row else None)
+            pair_id = as_id(_field(row, id_name), id_name) if id_name else f"{path.stem}:{line}"
             if pair_id in seen:
                 raise RecordError(f"pair id {pair_id!r} repeated")
         except RecordError as err:
             report(Problem(str(path), line, str(err)))
             continue
         seen.add(pair_id)
-        meta = {key: value for key, value in row.items() if key not in (*columns, id_column)}
+        meta = {key: value for key, value in row.items() if key not in (*columns, id_name)}
         utterances = [
             Utterance(f"{pair_id}-{i}", pair_id, None, text, path=str(path), line=line)
             for i, text in enumerate((first, second))

@@ -166,3 +166,15 @@ def test_pair_file_problems(tmp_path):
     (tmp_path / "q.csv").write_text("a,b\nx,y\n")
     with pytest.raises(DialogFormatError, match="pass text1 and text2"):
         list(read_pair_file(tmp_path / "q.csv"))
+
+
+def test_pair_file_id_column_is_the_pair_id_without_being_told(tmp_path):
+    (tmp_path / "p.tsv").write_text("id\ttext1\ttext2\tlabel\nq1\tone\ttwo\t1\nq2\tthree\tfour\t0\n")
+    write_jsonl(tmp_path / "p.jsonl", [{"id": "a7", "text1": "x", "text2": "y"}, {"text1": "u", "text2": "v"}])
+    tsv = list(read_pair_file(tmp_path / "p.tsv"))
+    assert [(p.pair_id, p.meta) for p in tsv] == [("q1", {"label": "1"}), ("q2", {"label": "0"})]
+    assert tsv[0].first.utterance_ids == ["q1-0"]
+    jsonl = list(read_pair_file(tmp_path / "p.jsonl"))
+    assert [(p.pair_id, p.meta) for p in jsonl] == [("a7", {}), ("p:2", {})]  # a row without one: file:line
+    (tmp_path / "n.tsv").write_text("text1\ttext2\nx\ty\n")
+    assert [p.pair_id for p in read_pair_file(tmp_path / "n.tsv")] == ["n:2"]
