@@ -425,7 +425,7 @@ def cross_tune_cli(
             objective(pair_thresholds.score_docs(examples[:1], dict(pipe.cfg), pipe_name, pipe.scorer))
             result = pair_thresholds.cross_tuned_scores(
                 examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objective=objective,
-                scorer=pipe.scorer, n_quantiles=n_quantiles,
+                scorer=pipe.scorer, n_quantiles=n_quantiles, progress="cross-tune",
             )
         except ValueError as err:
             msg.fail(str(err), exits=1)
@@ -443,7 +443,7 @@ def cross_tune_cli(
         try:
             result = thresholds.cross_tuned_scores(
                 examples, dict(pipe.cfg), pipe_name, folds=folds, repeats=repeats, seed=seed, objectives=objectives,
-                scorer=pipe.scorer, decoding=decoding, vote_share=vote_share,
+                scorer=pipe.scorer, decoding=decoding, vote_share=vote_share, progress="cross-tune",
             )
         except ValueError as err:
             msg.fail(str(err), exits=1)
@@ -489,14 +489,15 @@ def check_strings_cli(
     readout = pipe.readout
     examples = _examples(nlp, data)
     _check_folds(examples, folds, repeats)
-    words, strings, checks = check_strings(nlp, examples, readout, batch_size=batch_size)
+    words, strings, checks = check_strings(nlp, examples, readout, batch_size=batch_size, progress=True)
     result: Dict[str, object] = {"checks": checks}
     shown = ["pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "token_f"]
     rows = []
     for name, examples in (("words", words), ("strings", strings)):
         as_is = thresholds.score_docs(examples, readout, pipe_name, pipe.scorer)
         crossed = thresholds.cross_tuned_scores(
-            examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed, scorer=pipe.scorer
+            examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed, scorer=pipe.scorer,
+            progress=f"cross-tune ({name})",
         )
         result[name] = {"scores": as_is, "cross_tuned": crossed["scores"], "cross_tuned_spread": crossed["spread"]}
         rows.append([name, "as trained"] + [f"{as_is[f'{pipe_name}_{k}']:.4f}" for k in shown])

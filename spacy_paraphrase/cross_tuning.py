@@ -12,9 +12,11 @@ threshold of a binary ``pair_classifier``).
 """
 import random
 import statistics
-from typing import Callable, Dict, List, Sequence, TypeVar
+import sys
+from typing import Callable, Dict, List, Optional, Sequence, TypeVar
 
 from spacy.training import Example
+from tqdm import tqdm
 
 Chosen = TypeVar("Chosen")
 # A component's scorer: scorer(examples, name=..., **settings) -> scores.
@@ -37,16 +39,21 @@ def cross_tuned(
     folds: int = 4,
     repeats: int = 5,
     seed: int = 0,
+    progress: Optional[str] = None,
 ) -> Dict:
     """Tune on k-1 folds with ``tune(examples) -> chosen``, score the held-out
     fold with ``score(examples, chosen) -> scores``, for ``repeats`` seeded
     shuffles. Returns ``scores`` (the mean of every numeric score over all
     held-out folds; ``None`` scores are left out), ``spread`` (their standard
-    deviation), ``chosen`` (what each fold's tuning chose), and the settings."""
+    deviation), ``chosen`` (what each fold's tuning chose), and the settings.
+    ``progress``: a description to show a bar of the folds on stderr with
+    (shown on a terminal only); None: no bar."""
     examples = list(examples)
     check_folds(len(examples), folds, repeats)
     fold_scores: List[Dict] = []
     chosen: List[Chosen] = []
+    bar = tqdm(total=folds * repeats, desc=progress, unit="fold", file=sys.stderr, leave=False,
+               disable=True if progress is None else None)
     for r in range(repeats):
         order = list(range(len(examples)))
         random.Random(seed + r).shuffle(order)
@@ -55,6 +62,8 @@ def cross_tuned(
             best = tune([eg for i, eg in enumerate(examples) if i not in held])
             fold_scores.append(score([eg for i, eg in enumerate(examples) if i in held], best))
             chosen.append(best)
+            bar.update(1)
+    bar.close()
     keys = [k for k, v in fold_scores[0].items() if isinstance(v, (int, float)) and not isinstance(v, bool)]
     mean, spread = {}, {}
     for key in keys:

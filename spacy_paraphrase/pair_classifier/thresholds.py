@@ -140,6 +140,7 @@ def cross_tuned_scores(
     objective: Optional[Callable[[Dict], float]] = None,
     scorer: Optional[Scorer] = None,
     n_quantiles: int = N_QUANTILES,
+    progress: Optional[str] = None,
 ) -> Dict:
     """Estimate the scores of a tuned threshold on unseen pairs: tuned on k-1
     folds (its candidate quantiles taken on those folds), the held-out fold
@@ -149,5 +150,5 @@ def cross_tuned_scores(
         examples,
         lambda tune_on: tune(tune_on, cfg, name, values, objective, scorer, n_quantiles),
         lambda test_on, best: score_docs(test_on, dict(cfg, **best), name, scorer),
-        folds=folds, repeats=repeats, seed=seed,
+        folds=folds, repeats=repeats, seed=seed, progress=progress,
     )

@@ -13,12 +13,14 @@ see differ (``python -m spacy_paraphrase check-strings``; docs/results.md,
 - the usual scores for both inputs, the string input scored word by word
   (``project_to_words``) against the word-level reference.
 """
+import sys
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, SpanGroup
 from spacy.training import Example
+from tqdm import tqdm
 
 from ..metrics import jaccard
 from ..pair_doc import copy_pair_doc, get_turns, make_pair_doc, runs_to_spans
@@ -127,12 +129,18 @@ def compare_inputs(word_docs: Sequence[Doc], string_docs: Sequence[Doc], project
 
 
 def check_strings(nlp: Language, examples: Sequence[Example], readout: Readout, *,
-                  batch_size: int = 8) -> Tuple[List[Example], List[Example], Dict[str, float]]:
+                  batch_size: int = 8, progress: bool = False) -> Tuple[List[Example], List[Example], Dict[str, float]]:
     """Run ``nlp`` on every pair as word lists and as strings. Returns the
     processed word-list examples, the string results projected to words (both
-    scorable against the references), and ``compare_inputs``'s checks."""
-    word_docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
-    string_docs = list(nlp.pipe([as_string_doc(nlp, eg.predicted) for eg in examples], batch_size=batch_size))
+    scorable against the references), and ``compare_inputs``'s checks.
+    ``progress``: show a bar of the pairs on stderr (on a terminal only)."""
+    def shown(docs, desc):
+        return tqdm(docs, total=len(examples), desc=desc, unit="pairs", file=sys.stderr, leave=False,
+                    disable=None if progress else True)
+
+    word_docs = list(shown(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size), "words"))
+    string_docs = list(shown(nlp.pipe([as_string_doc(nlp, eg.predicted) for eg in examples], batch_size=batch_size),
+                             "strings"))
     projected = [project_to_words(s, eg.predicted, readout) for s, eg in zip(string_docs, examples)]
     checks = compare_inputs(word_docs, string_docs, projected, readout)
     words = [Example(d, eg.reference) for d, eg in zip(word_docs, examples)]

@@ -248,6 +248,7 @@ def cross_tuned_scores(
     decoding: bool = False,
     vote_share: bool = False,
     share_features: Sequence[str] = DEFAULT_FEATURES,
+    progress: Optional[str] = None,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
     cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
@@ -273,7 +274,7 @@ def cross_tuned_scores(
             lambda tune_on: tune(tune_on, readout, name, values, objectives, scorer,
                                  decoding=decoding, vote_share=vote_share, share_features=share_features),
             score,
-            folds=folds, repeats=repeats, seed=seed,
+            folds=folds, repeats=repeats, seed=seed, progress=progress,
         )
     finally:
         annotate([eg.predicted for eg in examples], readout)
