@@ -9,6 +9,7 @@ from ..dialogs import FORMATS, MODES, DialogFormatError
 from .convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
 from .resume import ResumeError
 from .source import SourceOptions
+from .stdio import is_stdio, standard_streams
 
 ENGINES = ("local", "ray")
 OUTPUT_FORMATS = ("jsonl", "convokit")
@@ -33,8 +34,8 @@ def _choice(value: str, choices, what: str) -> None:
 
 def annotate_command(
     model: str = typer.Argument(..., help="Pipeline: a directory or an installed package name"),
-    input_path: Path = typer.Argument(..., help="Dialog corpus (file or ConvoKit directory)", metavar="INPUT"),
-    output: Path = typer.Argument(..., help="Records (JSON Lines), or a directory with --output-format convokit"),
+    input_path: Path = typer.Argument(..., help="Dialog corpus (file or ConvoKit directory); -: pairs (JSON Lines or TSV) from standard input", metavar="INPUT"),
+    output: Path = typer.Argument(..., help="Records (JSON Lines), or a directory with --output-format convokit; -: to standard output (no checkpoint)"),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help=f"Input format: {' | '.join(FORMATS)} (default: guessed)"),
     pairing: str = typer.Option("consecutive", "--pairing", help=f"Turn pairing: {' | '.join(MODES)}"),
     role_source: str = typer.Option("speaker", "--role-source", help="Where roles come from: speaker | pattern | meta:FIELD | speaker-meta:FIELD"),
@@ -82,12 +83,23 @@ def annotate_command(
         reader_options["unify_names"] = True
     if by_timestamp:
         reader_options["by_timestamp"] = True
+    if is_stdio(input_path) and fmt is None:
+        fmt = "pairs"
     source = SourceOptions(
         fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_pattern, "--role-pattern"),
         first_roles=list(first_role), second_roles=list(second_role), reader_options=reader_options,
     )
     options = dict(source=source, errors=errors, batch_size=batch_size, gpu_id=gpu_id, limit=limit,
                    with_probs=with_probs, count=not no_count, overwrite=overwrite)
+    to_stdout = is_stdio(output)
+    with standard_streams(input_path, output) as (input_path, output):
+        if to_stdout and (engine != "local" or output_format != "jsonl"):
+            msg.fail("Output - (standard output) is JSON Lines records of the local engine only.", exits=1)
+        _run(model, input_path, output, engine, output_format, meta_prefix, address, n_process, options)
+
+
+def _run(model: str, input_path: Path, output: Path, engine: str, output_format: str, meta_prefix: str,
+         address: Optional[str], n_process: int, options: Dict[str, Any]) -> None:
     try:
         if engine == "ray":
             if output_format != "jsonl":
