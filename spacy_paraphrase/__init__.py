@@ -1,15 +1,21 @@
 """spacy-paraphrase: find paraphrases across the turns of a dialog with spaCy.
 
-Importing the package registers its factories, architectures, scorers and
-readers (they are also exposed through entry points, so a config or
-``nlp.add_pipe`` finds them without this import).
+The package's factories, architectures, scorers, readers and augmenters are
+registered through entry points (``setup.cfg``), so a config or
+``nlp.add_pipe`` finds them without importing this package.
 """
 from .pair_doc import PairDocError, get_turns, make_pair_doc, TURNS_KEY
-from . import encoder  # noqa: F401  (registers the pair transformer architectures)
-from .paraphrase_spans import ParaphraseSpans, Readout, token_probs  # (registers the spans factories, tagger, scorer)
-from . import corpus, augmenters  # noqa: F401
-from . import pair_classifier  # noqa: F401
-from .visualize import render  # noqa: F401  (HTML of pair Docs, docs/visualize.md)
+
+from .lazy import lazy_exports
+
+# The components, the pair transformer and the renderer pull in
+# spacy-transformers: imported on first use (spacy_paraphrase/lazy.py).
+__getattr__, __dir__ = lazy_exports(__name__, {
+    "ParaphraseSpans": ".paraphrase_spans",
+    "Readout": ".paraphrase_spans",
+    "token_probs": ".paraphrase_spans",
+    "render": ".visualize",
+})
 
 __version__ = "0.1.0"
 

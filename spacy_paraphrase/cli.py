@@ -23,7 +23,6 @@ import typer
 from spacy.training import Example
 from wasabi import msg
 
-from .pair_classifier import PairClassifier
 from .pair_classifier import thresholds as pair_thresholds
 from .paraphrase_spans import thresholds
 from .annotate.cli import annotate_command
@@ -51,6 +50,12 @@ app.add_typer(backbone_app, name="backbone")
 app.command("annotate")(annotate_command)
 app.command("visualize")(visualize_cli)
 app.command("quantize")(quantize_cli)
+
+
+def _is_pair_classifier(pipe) -> bool:
+    from .pair_classifier import PairClassifier  # the component's model imports spacy-transformers
+
+    return isinstance(pipe, PairClassifier)
 
 
 def _load(model: str, gpu_id: int):
@@ -202,7 +207,7 @@ def _tuned_pipe(nlp, pipe_name: str):
     paraphrase_spans, a baseline in its place, or a pair_classifier). Exits
     with an error when there is none."""
     def tunable(pipe) -> bool:
-        return isinstance(pipe, PairClassifier) or "highlight_threshold" in getattr(pipe, "cfg", {})
+        return _is_pair_classifier(pipe) or "highlight_threshold" in getattr(pipe, "cfg", {})
 
     if pipe_name:
         if pipe_name not in nlp.pipe_names:
@@ -321,7 +326,7 @@ def find_threshold_cli(
     nlp = _load(model, gpu_id)
     pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
     values = [round(float(v), 6) for v in numpy.linspace(start, end, n_trials)]
-    if isinstance(pipe, PairClassifier):
+    if _is_pair_classifier(pipe):
         if key != "threshold":
             msg.fail(f"A pair_classifier has one threshold to tune (--key threshold), not {key!r}", exits=1)
         if highlight_scale:
@@ -414,7 +419,7 @@ def cross_tune_cli(
     pipe_name, pipe = _tuned_pipe(nlp, pipe_name)
     examples = _examples(nlp, data)
     _check_folds(examples, folds, repeats)
-    if isinstance(pipe, PairClassifier):
+    if _is_pair_classifier(pipe):
         if highlight_scores_key or highlight_scale:
             msg.fail("A pair_classifier has no highlights: --highlight-scores-key and --highlight-scale "
                      "are for paraphrase_spans", exits=1)

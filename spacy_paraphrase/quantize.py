@@ -38,7 +38,6 @@ from thinc.api import Config
 from wasabi import msg
 
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
-from .encoder.shim import pipeline_transformer_modules, quantized_layer_count
 from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
 from .saving import staging_dir
 
@@ -130,6 +129,7 @@ def check_quantized_pipeline(path: Path) -> Dict:
     and count its quantized Linear layers (a pipeline with none is an error)."""
     import spacy
 
+    from .encoder.shim import quantized_layer_count
     from .pair_doc import make_pair_doc
 
     nlp = spacy.load(path)
@@ -162,6 +162,8 @@ def calibrate_pipeline(nlp, docs: list, alpha: float = DEFAULT_ALPHA, batch_size
     """Run ``nlp`` (fp32) on ``docs`` recording every pair transformer's
     activation calibration (``encoder/smoothing.py``), and set it on each
     module's Hugging Face config; returns the number of modules."""
+    from .encoder.shim import pipeline_transformer_modules  # spacy-transformers
+
     modules = pipeline_transformer_modules(nlp)
     if not modules:
         raise QuantizeCommandError("The pipeline has no pair transformer with weights to calibrate.")

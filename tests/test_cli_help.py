@@ -1,5 +1,8 @@
 """Every option of the commands in spacy_paraphrase/cli.py has a help text,
 and evaluate leaves out spaCy's tokenizer scores (1.0 on pair Docs)."""
+import subprocess
+import sys
+
 import typer.main
 
 from spacy_paraphrase.cli import TOKENIZER_KEYS, app, evaluate_pipeline
@@ -20,3 +23,15 @@ def test_evaluate_leaves_out_the_tokenizer_scores(trained_pipeline):
     scores = evaluate_pipeline(nlp, examples)
     assert not set(TOKENIZER_KEYS) & set(scores)
     assert "paraphrase_spans_token_f" in scores
+
+
+def test_the_command_line_imports_no_transformer_stack():
+    """`--help` costs no more than spaCy's: importing the CLI (and the package) loads neither
+    spacy-transformers nor transformers; the components load them when used."""
+    code = ("import sys, spacy_paraphrase.cli, spacy_paraphrase; "
+            "print(sorted(m for m in ('spacy_transformers', 'transformers', 'ray', 'spacy_llm') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr
+    code = "import spacy_paraphrase; spacy_paraphrase.ParaphraseSpans; import sys; print('spacy_transformers' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == "True"  # the lazy name resolves to the component

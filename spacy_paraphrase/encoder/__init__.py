@@ -6,29 +6,39 @@ alignment.py (pieces to tokens), windows.py (long pairs), plan.py
 (torch workarounds), quantize.py (int8 inference), model.py
 (``PairTransformerModel``), architectures.py (the registered names).
 """
-from .alignment import char_to_token, token_pieces
-from .windows import pair_windows, piece_counts, token_windows
-from .plan import PaddedPieces, PairPlan, encode_pairs
-from .batching import DEFAULT_MAX_PADDING, padding_groups, run_transformer
-from .quantize import QuantizationError
-from .shim import PairHFShim, limit_threads_in_worker, set_quantize
-from .model import (
-    DEFAULT_MAX_LENGTH,
-    PairTransformerBatch,
-    PairTransformerModel,
-    TruncationWarning,
-    check_transformer_output,
-    get_max_length,
-    tok2vec_width,
-)
-from .architectures import (
-    create_inline_pair_transformer,
-    create_inline_pair_transformer_v2,
-    create_pair_listener,
-    create_pair_transformer_model,
-    create_pair_transformer_model_v2,
-)
+from ..lazy import lazy_exports
 
+# imported on first use (spacy_paraphrase/lazy.py)
+_EXPORTS = {
+    "char_to_token": ".alignment",
+    "token_pieces": ".alignment",
+    "pair_windows": ".windows",
+    "piece_counts": ".windows",
+    "token_windows": ".windows",
+    "PaddedPieces": ".plan",
+    "PairPlan": ".plan",
+    "encode_pairs": ".plan",
+    "DEFAULT_MAX_PADDING": ".batching",
+    "padding_groups": ".batching",
+    "run_transformer": ".batching",
+    "QuantizationError": ".quantize",
+    "PairHFShim": ".shim",
+    "limit_threads_in_worker": ".shim",
+    "set_quantize": ".shim",
+    "DEFAULT_MAX_LENGTH": ".model",
+    "PairTransformerBatch": ".model",
+    "PairTransformerModel": ".model",
+    "TruncationWarning": ".model",
+    "check_transformer_output": ".model",
+    "get_max_length": ".model",
+    "tok2vec_width": ".model",
+    "create_inline_pair_transformer": ".architectures",
+    "create_inline_pair_transformer_v2": ".architectures",
+    "create_pair_listener": ".architectures",
+    "create_pair_transformer_model": ".architectures",
+    "create_pair_transformer_model_v2": ".architectures",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "char_to_token",
     "token_pieces",

@@ -1,24 +1,33 @@
 """The ``paraphrase_spans`` component and everything around it: the tagger
 model, the readout (token probabilities -> ``doc.cats`` / ``doc.spans``), the
 scorer, threshold tuning and the reference baselines."""
-from .model import TokenScores, build_paraphrase_tagger
-from .readout import (
-    HIGHLIGHT_SCALES,
-    PARAPHRASE_LABEL,
-    READOUT_KEYS,
-    SOURCE_LABEL,
-    Readout,
-    check_highlight_scale,
-    fill_unscored,
-    highlight_flags,
-    token_probs,
-    write_paraphrase_annotations,
-)
-from .scorer import make_paraphrase_spans_scorer, reference_gold, reference_token_targets, score_paraphrase_spans
-from .component import ParaphraseSpans, make_paraphrase_spans
-from .baselines import ParaphraseBaseline, make_paraphrase_baseline
-from . import thresholds
+from ..lazy import lazy_exports
 
+# imported on first use (spacy_paraphrase/lazy.py)
+_EXPORTS = {
+    "TokenScores": ".model",
+    "build_paraphrase_tagger": ".model",
+    "HIGHLIGHT_SCALES": ".readout",
+    "PARAPHRASE_LABEL": ".readout",
+    "READOUT_KEYS": ".readout",
+    "SOURCE_LABEL": ".readout",
+    "Readout": ".readout",
+    "check_highlight_scale": ".readout",
+    "fill_unscored": ".readout",
+    "highlight_flags": ".readout",
+    "token_probs": ".readout",
+    "write_paraphrase_annotations": ".readout",
+    "make_paraphrase_spans_scorer": ".scorer",
+    "reference_gold": ".scorer",
+    "reference_token_targets": ".scorer",
+    "score_paraphrase_spans": ".scorer",
+    "ParaphraseSpans": ".component",
+    "make_paraphrase_spans": ".component",
+    "ParaphraseBaseline": ".baselines",
+    "make_paraphrase_baseline": ".baselines",
+    "thresholds": ".thresholds",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = [
     "ParaphraseSpans",
     "make_paraphrase_spans",

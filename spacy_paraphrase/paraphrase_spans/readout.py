@@ -5,22 +5,24 @@ is README.md, "What the component writes"; the functions below are the
 rule's parts and the documented function forms of it."""
 import dataclasses
 import numbers
-from typing import Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
 
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
 from ..pair_doc import get_turns, runs_to_spans
 from .decoding import check_decoding, decode_turn
-from .model import TokenScores
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
+
+if TYPE_CHECKING:
+    from .model import TokenScores
 
 SOURCE_LABEL = "SOURCE"
 PARAPHRASE_LABEL = "PARAPHRASE"
 HIGHLIGHT_SCALES = ("absolute", "turn_max")
 
 
-def fill_unscored(doc: Doc, scores: TokenScores) -> numpy.ndarray:
+def fill_unscored(doc: Doc, scores: "TokenScores") -> numpy.ndarray:
     """Token probabilities for the whole Doc, applying the documented rule to
     tokens without wordpieces. NaN for cut tokens and tokens outside turns."""
     probs = numpy.full((len(doc),), numpy.nan, dtype="float32")
@@ -252,7 +254,7 @@ class Readout:
     def annotate(
         self,
         doc: Doc,
-        probs: Union[numpy.ndarray, TokenScores],
+        probs: Union[numpy.ndarray, "TokenScores"],
         *,
         n_cut: Optional[int] = None,
         n_windows: Optional[int] = None,
@@ -263,6 +265,8 @@ class Readout:
         without wordpieces (``fill_unscored``) is applied first and which then
         gives ``n_cut`` (its cut tokens) and ``n_windows``. Otherwise ``n_cut``
         defaults to 0 and ``n_windows`` to 1."""
+        from .model import TokenScores  # spacy-transformers: not needed to read stored probabilities
+
         if isinstance(probs, TokenScores):
             scores = probs
             probs = fill_unscored(doc, scores)
