@@ -129,7 +129,7 @@ def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int, th
 
     from spacy_paraphrase import make_pair_doc
     from spacy_paraphrase.annotate.local import run_local
-    from spacy_paraphrase.annotate.source import SourceOptions, count_pairs
+    from spacy_paraphrase.annotate.input_pairs import SourceOptions, count_pairs
     from spacy_paraphrase.dialogs import read_turn_pairs
 
     torch.set_num_threads(threads)

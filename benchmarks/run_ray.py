@@ -77,7 +77,7 @@ def measure(args, tmp: Path) -> Dict[str, Any]:
     import torch
 
     from spacy_paraphrase.annotate.local import run_local
-    from spacy_paraphrase.annotate.source import SourceOptions
+    from spacy_paraphrase.annotate.input_pairs import SourceOptions
 
     pairs_path = tmp / "pairs.jsonl"
     words = write_pairs(pairs_path, args.pairs, args.seed)

@@ -39,7 +39,7 @@ from wasabi import msg
 
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
 from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
-from .saving import staging_dir
+from .saving import swap_staging_dir
 
 SMOOTH_SETTING = QUANTIZE_METHODS["smooth-int8"]
 DEFAULT_CALIBRATION_PAIRS = 128
@@ -226,7 +226,7 @@ def quantize_pipeline(
         calibrate_pipeline(nlp, docs, alpha)
         calibration = {"data": Path(calibrate).name, "pairs": len(docs), "alpha": float(alpha)}
     meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name, calibration)
-    staging = staging_dir(output_dir)
+    staging = swap_staging_dir(output_dir)
     try:
         copy = staging / "pipeline"
         if nlp is not None:  # the calibration is saved with the transformer's weights

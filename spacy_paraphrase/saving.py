@@ -10,7 +10,7 @@ directory behind (``find-threshold --save`` / ``--save-to``).
   pipeline directory (one with ``config.cfg``): anything else is refused, never
   replaced.
 
-``staging_dir`` is shared with ``quantize``: a staging folder a killed run
+``swap_staging_dir`` is shared with ``quantize``: a staging folder a killed run
 left behind is removed by the next run writing to the same target.
 """
 import os
@@ -64,7 +64,7 @@ def check_save_target(target: Path, *, in_place: bool) -> None:
 STAGING_MARK = ".spacy_paraphrase_staging"
 
 
-def staging_dir(target: Path) -> Path:
+def swap_staging_dir(target: Path) -> Path:
     """A new staging folder beside ``target`` (``.{name}.XXXXXXXX``), marked as
     ours; the folders a killed earlier run left for ``target`` are removed
     first (only those carrying this target's mark: nothing else is touched)."""
@@ -93,7 +93,7 @@ def save_pipeline_to(nlp, target: Path) -> None:
     (until the next save to ``target`` clears it)."""
     target = Path(target)
     check_save_target(target, in_place=False)
-    staging = staging_dir(target)
+    staging = swap_staging_dir(target)
     try:
         nlp.to_disk(staging / "pipeline")
         _fsync_tree(staging / "pipeline")

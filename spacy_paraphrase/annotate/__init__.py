@@ -2,6 +2,6 @@
 JSON record per pair (docs/annotate.md). ``records`` and ``annotator`` are
 shared by the local engine (``local``) and the Ray engine (``ray_engine``)."""
 from .annotator import PairAnnotator, find_readout, load_pipeline, row_length
-from .records import invalid_reason, make_record, pair_row
+from .record_format import invalid_reason, make_record, pair_row
 
 __all__ = ["PairAnnotator", "find_readout", "invalid_reason", "load_pipeline", "make_record", "pair_row", "row_length"]

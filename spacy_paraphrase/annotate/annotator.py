@@ -8,7 +8,7 @@ from spacy.tokens import Doc
 
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
-from .records import make_record, turn_speakers
+from .record_format import make_record, turn_speakers
 
 
 class PairFailed(ValueError):

@@ -8,7 +8,7 @@ from wasabi import msg
 from ..dialogs import FORMATS, MODES, DialogFormatError
 from .convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
 from .resume import ResumeError
-from .source import SourceOptions
+from .input_pairs import SourceOptions
 from .stdio import is_stdio, standard_streams
 
 ENGINES = ("local", "ray")

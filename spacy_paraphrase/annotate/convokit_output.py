@@ -18,10 +18,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
-from ..dialogs.sources import json_type
+from ..dialogs.streaming import json_type
 from .local import Summary, run_local
 from .resume import checkpoint_path
-from .source import SourceOptions
+from .input_pairs import SourceOptions
 
 DEFAULT_PREFIX = "sp_"
 RESERVED_PREFIXES = ("paraphrase_",)  # ConvoKit's MediaSum corpus: ContextDeP's gold

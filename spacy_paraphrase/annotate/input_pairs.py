@@ -9,9 +9,9 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..dialogs import FORMATS, DialogFormatError, filter_roles, guess_format, read_convokit_speakers, read_turn_pairs, role_getter
 from ..dialogs.pairing import reader_parameters
-from ..dialogs.records import OnProblem, Problem, TurnPair
+from ..dialogs.turns import OnProblem, Problem, TurnPair
 from .paths import CONVOKIT_READ, convokit_folder
-from .records import invalid_side, pair_row
+from .record_format import invalid_side, pair_row
 
 # spaCy's default nlp.max_length: the longest turn (in characters) a run
 # takes when it has no pipeline at hand to ask (the Ray engine's staging).
@@ -146,7 +146,7 @@ def has_visible_text(text: str) -> bool:
 
 def unusable_side(row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Tuple[str, str]]:
     """``(side, reason)`` for the first turn of the row that cannot be
-    annotated (``records.invalid_side``: empty, whitespace only, invalid
+    annotated (``record_format.invalid_side``: empty, whitespace only, invalid
     Unicode; or no visible text; or longer than ``max_length`` characters,
     the pipeline's ``nlp.max_length``), else None."""
     found = invalid_side(row)

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from .annotator import PairAnnotator, row_length
 from .paths import check_model, check_targets, own_files
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
-from .source import (
+from .input_pairs import (
     DEFAULT_MAX_LENGTH,
     SourceOptions,
     checked_source,

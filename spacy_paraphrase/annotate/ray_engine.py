@@ -35,8 +35,8 @@ from .annotator import PairAnnotator, PairFailed
 from .local import Summary, check_settings
 from .resume import default_errors_path, dumps
 from .paths import PathError, check_model, check_targets, read_files
-from .source import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
-from .staging import ROW_COLUMN, ShardWriter, remove_staging, staging_dir
+from .input_pairs import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
+from .staging import ROW_COLUMN, ShardWriter, remove_staging, shard_dir
 
 RECORD_COLUMN = "record"
 PARAPHRASE_COLUMN = "is_paraphrase"
@@ -207,7 +207,7 @@ def run_ray(
         raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
     prepare_output(output, errors, overwrite=overwrite)
     started = time.perf_counter()
-    staging = staging_dir(output)
+    staging = shard_dir(output)
     try:
         total = count_pairs(input_path, source, limit) if count else limit
         summary = stage(input_path, source, staging, errors, shard_rows=shard_rows, limit=limit,

@@ -17,7 +17,7 @@ from typing import Any, Dict, List, Mapping, Optional, Tuple
 import numpy
 from spacy.tokens import Doc
 
-from ..dialogs.records import Turn, TurnPair, Utterance
+from ..dialogs.turns import Turn, TurnPair, Utterance
 from ..pair_doc import PairDocError, check_turn_text, get_turns
 from ..words import word_bounds, word_values
 

@@ -1,5 +1,5 @@
 """The Ray engine's staging directory: validated input rows
-(``records.pair_row``) written as JSON Lines shards that Ray Data reads
+(``record_format.pair_row``) written as JSON Lines shards that Ray Data reads
 (docs/ray.md).
 
 Each line is ``{"row": "<the row as one JSON string>"}``: Arrow's JSON reader
@@ -20,7 +20,7 @@ ROW_COLUMN = "row"
 SHARD_PATTERN = "shard-{:06d}.jsonl"
 
 
-def staging_dir(output: Union[str, Path]) -> Path:
+def shard_dir(output: Union[str, Path]) -> Path:
     """A new, unique staging directory next to ``output`` (not created)."""
     output = Path(output)
     return output.parent / f".{output.name}.staging-{uuid.uuid4().hex[:8]}"

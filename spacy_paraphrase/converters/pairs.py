@@ -59,7 +59,7 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import PairDocError, make_pair_doc
-from .common import ROW_HINT  # noqa: F401  (dialogs.sources reads it from here)
+from .common import ROW_HINT  # noqa: F401  (dialogs.streaming reads it from here)
 from .common import (
     BadRow,
     Column,

@@ -12,7 +12,7 @@ from .readers import (
     read_mediasum,
     unify_speaker_names,
 )
-from .records import (
+from .turns import (
     Conversation,
     DialogFormatError,
     MalformedRecordError,

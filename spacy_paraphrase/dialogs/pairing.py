@@ -12,7 +12,7 @@ import inspect
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
 from .readers import guess_format, read_chat, read_convokit, read_dialogs, read_mediasum
-from .records import Conversation, OnProblem, Turn, TurnPair, Utterance
+from .turns import Conversation, OnProblem, Turn, TurnPair, Utterance
 from .tables import read_pair_file, read_turn_table
 
 MODES = ("consecutive", "reply-to")

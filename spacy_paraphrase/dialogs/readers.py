@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
-from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
-from .sources import (
+from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
+from .streaming import (
     IdTypes,
     RecordError,
     as_id,

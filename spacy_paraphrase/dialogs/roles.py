@@ -21,7 +21,7 @@ case-insensitively.
 import re
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping, Optional, Union
 
-from .records import Turn, TurnPair, Utterance
+from .turns import Turn, TurnPair, Utterance
 
 RoleOf = Callable[[Utterance], Optional[str]]
 Roles = Union[str, Collection[str], None]

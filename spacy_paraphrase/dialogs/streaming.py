@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from ..converters import pairs
 from ..converters.pairs import QUOTING, ROW_HINT
-from .records import Conversation, DialogFormatError, OnProblem, Problem, Utterance
+from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance
 
 
 # The deepest nesting of lists and objects a JSON record may have: deeper ones

@@ -3,7 +3,7 @@ pair files (``pairs``), as CSV, TSV or JSON Lines. See docs/dialog-formats.md.""
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from .records import (
+from .turns import (
     Conversation,
     DialogFormatError,
     OnProblem,
@@ -13,7 +13,7 @@ from .records import (
     Utterance,
     reporter,
 )
-from .sources import (
+from .streaming import (
     IdTypes,
     RecordError,
     as_id,

@@ -13,7 +13,7 @@ docs/visualize.md.
 """
 from .manual import DISPLACY_COLORS, displacy_manual
 from .markup import OPTIONS, render, render_records
-from .records import pair_view_from_record
+from .record_views import pair_view_from_record
 from .style import shade_color
 from .views import PairView, pair_view_from_doc
 

@@ -18,7 +18,7 @@ from ..annotate.paths import same_file
 from ..pair_doc import PairDocError
 from .markup import render_views
 from .style import DEFAULT_SHADE_SCALE, check_shade_scale
-from .records import pair_view_from_record
+from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
 
 SORTS = ("agreement", "margin", "score")

@@ -8,7 +8,7 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 from spacy.tokens import Doc
 from spacy.util import is_in_jupyter
 
-from .records import pair_view_from_record
+from .record_views import pair_view_from_record
 from .style import CSS, DEFAULT_SHADE_SCALE, HANDLER, HANDLER_EVENTS, check_shade_scale, shade_color
 from .views import SHADE_PROBABILITY, SHADING_LEGEND, Mark, PairView, TurnView, pair_view_from_doc
 

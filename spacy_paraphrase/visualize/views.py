@@ -4,7 +4,7 @@ A ``PairView`` holds the two turns of a pair as plain text with character
 offsets: the words to shade (with the value that sets the shade and a tooltip)
 and the spans to outline, plus the pair's score, the decision threshold, the
 decision, the margin (score − threshold), the vote share and the agreement. Pair
-Docs (``pair_view_from_doc``) and annotate records (``records.py``) are turned
+Docs (``pair_view_from_doc``) and annotate records (``record_views.py``) are turned
 into views; ``markup.py`` draws them. What a processed Doc carries is the
 README's contract ("What the component writes"); gold Docs are described in
 ``converters/contextdep.py``.

@@ -14,7 +14,7 @@ from typing import Dict, List, Tuple
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.source import SourceOptions, read_pairs, rows_and_skips
+from spacy_paraphrase.annotate.input_pairs import SourceOptions, read_pairs, rows_and_skips
 from tests.annotate.helpers import read_jsonl
 
 FORMATS = ("chat", "mediasum", "convokit", "turns-csv", "turns-jsonl", "pairs-tsv")

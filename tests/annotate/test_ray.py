@@ -17,7 +17,7 @@ import ray  # noqa: E402
 
 from spacy_paraphrase.annotate.local import run_local  # noqa: E402
 from spacy_paraphrase.annotate.ray_engine import output_files, prepare_output, read_records, run_ray, stage  # noqa: E402
-from spacy_paraphrase.annotate.source import SourceOptions  # noqa: E402
+from spacy_paraphrase.annotate.input_pairs import SourceOptions  # noqa: E402
 from spacy_paraphrase.annotate.staging import read_shard_rows  # noqa: E402
 from tests.util import make_examples, make_nlp  # noqa: E402
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from spacy_paraphrase.annotate.staging import ShardWriter, read_shard_rows, shard_line, staging_dir
+from spacy_paraphrase.annotate.staging import ShardWriter, read_shard_rows, shard_line, shard_dir
 
 
 def _row(conversation, i, text="some text"):
@@ -52,7 +52,7 @@ def test_lines_are_one_string_column_and_survive_any_text(tmp_path):
 
 
 def test_staging_dir_is_new_and_next_to_output(tmp_path):
-    first, second = staging_dir(tmp_path / "out"), staging_dir(tmp_path / "out")
+    first, second = shard_dir(tmp_path / "out"), shard_dir(tmp_path / "out")
     assert first.parent == tmp_path and first != second and not first.exists()
     with ShardWriter(first):
         pass
