@@ -1,4 +1,4 @@
-"""Load a pipeline once and turn validated rows (``records.pair_row``) into
+"""Load a pipeline once and turn validated rows (``record_format.pair_row``) into
 annotate records: the piece both engines (local and Ray) run per batch."""
 from typing import Any, Dict, List, Mapping, Optional
 
@@ -71,7 +71,7 @@ class PairAnnotator:
         self.threshold = float(readout.threshold)
 
     def make_doc(self, row: Mapping[str, Any]) -> Doc:
-        """The pair Doc of a validated row (``records.invalid_reason`` is None)."""
+        """The pair Doc of a validated row (``record_format.invalid_reason`` is None)."""
         return make_pair_doc(
             self.nlp,
             row["first"]["text"],
