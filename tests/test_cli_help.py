@@ -35,3 +35,14 @@ def test_the_command_line_imports_no_transformer_stack():
     code = "import spacy_paraphrase; spacy_paraphrase.ParaphraseSpans; import sys; print('spacy_transformers' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
     assert out.stdout.strip() == "True"  # the lazy name resolves to the component
+
+
+def test_lazy_exports_resolve_to_their_modules():
+    import importlib
+
+    for package in ("spacy_paraphrase", "spacy_paraphrase.paraphrase_spans", "spacy_paraphrase.pair_classifier",
+                    "spacy_paraphrase.encoder"):
+        module = importlib.import_module(package)
+        for name in getattr(module, "__all__", []):
+            assert getattr(module, name) is not None, (package, name)
+        assert set(getattr(module, "__all__", [])) <= set(dir(module))

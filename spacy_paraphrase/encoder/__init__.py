@@ -39,32 +39,4 @@ _EXPORTS = {
     "create_pair_transformer_model_v2": ".architectures",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = [
-    "char_to_token",
-    "token_pieces",
-    "piece_counts",
-    "token_windows",
-    "pair_windows",
-    "PaddedPieces",
-    "PairPlan",
-    "encode_pairs",
-    "DEFAULT_MAX_PADDING",
-    "padding_groups",
-    "run_transformer",
-    "PairHFShim",
-    "limit_threads_in_worker",
-    "QuantizationError",
-    "set_quantize",
-    "DEFAULT_MAX_LENGTH",
-    "PairTransformerBatch",
-    "PairTransformerModel",
-    "TruncationWarning",
-    "check_transformer_output",
-    "get_max_length",
-    "tok2vec_width",
-    "create_pair_transformer_model",
-    "create_pair_listener",
-    "create_inline_pair_transformer",
-    "create_pair_transformer_model_v2",
-    "create_inline_pair_transformer_v2",
-]
+__all__ = list(_EXPORTS)

@@ -15,14 +15,4 @@ _EXPORTS = {
     "make_pair_classifier": ".component",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = [
-    "PairClassifier",
-    "make_pair_classifier",
-    "POOLINGS",
-    "build_pair_classifier",
-    "pooling_matrix",
-    "make_pair_classifier_scorer",
-    "predicted_labels",
-    "reference_targets",
-    "score_pair_classifier",
-]
+__all__ = list(_EXPORTS)

@@ -28,26 +28,4 @@ _EXPORTS = {
     "thresholds": ".thresholds",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-__all__ = [
-    "ParaphraseSpans",
-    "make_paraphrase_spans",
-    "TokenScores",
-    "build_paraphrase_tagger",
-    "Readout",
-    "READOUT_KEYS",
-    "HIGHLIGHT_SCALES",
-    "PARAPHRASE_LABEL",
-    "SOURCE_LABEL",
-    "check_highlight_scale",
-    "fill_unscored",
-    "highlight_flags",
-    "token_probs",
-    "write_paraphrase_annotations",
-    "make_paraphrase_spans_scorer",
-    "reference_gold",
-    "reference_token_targets",
-    "score_paraphrase_spans",
-    "ParaphraseBaseline",
-    "make_paraphrase_baseline",
-    "thresholds",
-]
+__all__ = list(_EXPORTS)
