@@ -1,5 +1,6 @@
 """Load a pipeline once and turn validated rows (``record_format.pair_row``) into
 annotate records: the piece both engines (local and Ray) run per batch."""
+import re
 from typing import Any, Dict, List, Mapping, Optional
 
 import spacy
@@ -15,6 +16,15 @@ class PairFailed(ValueError):
     """The component could not score a pair (an LLM request that still failed
     after its retries): the run stops with this message before the pair's
     buffer is written, so the same command resumes at it."""
+
+    RESUME = ("The records before it are saved; run the same command again to resume from it (answers already "
+              "received are in the model's cache).")
+    # the first sentence, as found again in the text Ray hands back for a worker's exception
+    TEXT = re.compile(r"Pair .{1,300}?: the LLM request failed after its retries \(.*?\)(?=\. )")
+
+    @classmethod
+    def of(cls, pair_id: Any, error: str) -> "PairFailed":
+        return cls(f"Pair {pair_id!r}: the LLM request failed after its retries ({error}). {cls.RESUME}")
 
 
 def pair_error(doc: Doc, spans_key: str) -> Optional[str]:
@@ -86,11 +96,7 @@ class PairAnnotator:
         that reads as "not a paraphrase")."""
         error = pair_error(doc, self.spans_key)
         if error is not None:
-            raise PairFailed(
-                f"Pair {row['pair_id']!r}: the LLM request failed after its retries ({error}). The records "
-                "before it are saved; run the same command again to resume from it (answers already received "
-                "are in the model's cache)."
-            )
+            raise PairFailed.of(row["pair_id"], error)
         return make_record(
             doc,
             row,

@@ -12,7 +12,6 @@ component writes").
 """
 import json
 import math
-import re
 import time
 from itertools import islice
 from pathlib import Path
@@ -230,9 +229,6 @@ def run_ray(
     return summary
 
 
-PAIR_FAILED_TEXT = re.compile(r"Pair .{1,300}?: the LLM request failed after its retries \(.*?\)(?=\. The records before it)")
-
-
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],
                     runtime_env: Optional[Dict[str, Any]], batch_size: int, rows_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
@@ -291,5 +287,5 @@ def _pair_failed(err: BaseException) -> Optional[str]:
         texts.append(str(err))
         cause = getattr(err, "cause", None)
         err = cause if isinstance(cause, BaseException) else err.__cause__
-    found = PAIR_FAILED_TEXT.search("\n".join(texts))
+    found = PairFailed.TEXT.search("\n".join(texts))
     return found.group(0) if found else None
