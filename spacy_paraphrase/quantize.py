@@ -4,16 +4,17 @@ pipeline as a new pipeline whose transformer runs in int8 on CPU.
 The new directory is a copy of MODEL_DIR with the same fp32 weights; only
 its ``config.cfg`` and ``meta.json`` change. Every pair transformer in the
 config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``,
-or their v2) becomes the v2 architecture with ``quantize`` set by ``--method``
-(``per-token-int8``, the default, -> "int8-token"; ``dynamic-int8`` -> "int8"; v1 -> v2
-is a rename plus that one setting), so ``spacy.load(OUTPUT_DIR)`` quantizes
-the transformer's Linear layers as it loads them (``encoder/quantize.py``)
-and ``spacy package`` packages it like any pipeline. ``meta.json`` gets
-``spacy_paraphrase.quantize`` (method, setting, the source pipeline's name
-and version) and, by default, the name ``<name>_<setting>`` (``_int8``,
-``_int8_token``, ``_int8_smooth``).
+or their deprecated v2 names, which become v1) gets ``quantize`` set to
+``--method``: ``int8-token`` (the default), ``int8`` or ``int8-smooth``, the
+names of the config setting (``encoder/quantize.py``; the older spellings
+``per-token-int8``, ``dynamic-int8`` and ``smooth-int8`` are still taken), so
+``spacy.load(OUTPUT_DIR)`` quantizes the transformer's Linear layers as it
+loads them and ``spacy package`` packages it like any pipeline.
+``meta.json`` gets ``spacy_paraphrase.quantize`` (method, setting, the
+source pipeline's name and version) and, by default, the name
+``<name>_<setting>`` (``_int8``, ``_int8_token``, ``_int8_smooth``).
 
-``--method smooth-int8`` ("int8-smooth", ``encoder/smoothing.py``) also needs
+``--method int8-smooth`` (``encoder/smoothing.py``) also needs
 ``--calibrate PAIRS.spacy``: the fp32 pipeline is run on a seeded sample of
 those pairs (``--calibration-pairs``, default 128; training pairs, not the
 ones you evaluate on) and the channel maxima of every Linear layer's input
@@ -23,7 +24,7 @@ are unchanged. ``meta.json`` records the number of pairs, the file's name and
 file), so files in MODEL_DIR that are not part of the pipeline are left out.
 
 The copy is written beside OUTPUT_DIR, loaded and run once on a pair, and
-only then moved into place.
+only then moved into place (``saving.staged_swap``).
 """
 import contextlib
 import random
@@ -39,18 +40,20 @@ from wasabi import msg
 
 from .encoder.quantize import QUANTIZE_METHODS, check_quantize
 from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
-from .saving import swap_staging_dir
+from .saving import staged_swap
 
-SMOOTH_SETTING = QUANTIZE_METHODS["smooth-int8"]
+SMOOTH_SETTING = "int8-smooth"
+DEFAULT_METHOD = "int8-token"
 DEFAULT_CALIBRATION_PAIRS = 128
 
 META_KEY = "spacy_paraphrase"
-# Each pair transformer architecture -> the version with the quantize setting.
+# Each pair transformer architecture -> the one the quantized config names
+# (the v1 names take ``quantize``; the deprecated v2 names become v1).
 QUANTIZABLE = {
-    "spacy_paraphrase.PairTransformerModel.v1": "spacy_paraphrase.PairTransformerModel.v2",
-    "spacy_paraphrase.PairTransformerModel.v2": "spacy_paraphrase.PairTransformerModel.v2",
-    "spacy_paraphrase.PairTransformer.v1": "spacy_paraphrase.PairTransformer.v2",
-    "spacy_paraphrase.PairTransformer.v2": "spacy_paraphrase.PairTransformer.v2",
+    "spacy_paraphrase.PairTransformerModel.v1": "spacy_paraphrase.PairTransformerModel.v1",
+    "spacy_paraphrase.PairTransformerModel.v2": "spacy_paraphrase.PairTransformerModel.v1",
+    "spacy_paraphrase.PairTransformer.v1": "spacy_paraphrase.PairTransformer.v1",
+    "spacy_paraphrase.PairTransformer.v2": "spacy_paraphrase.PairTransformer.v1",
 }
 
 
@@ -77,10 +80,10 @@ def pair_transformer_blocks(config: Config) -> List[Tuple[str, dict]]:
 
 
 def quantize_config(config: Config, setting: str) -> List[str]:
-    """Set every pair transformer of ``config`` to its v2 architecture with
-    ``quantize = setting``, in place; returns the paths of their
-    ``quantize`` settings."""
-    check_quantize(setting)
+    """Set ``quantize = setting`` on every pair transformer of ``config`` (and
+    its architecture to v1, ``QUANTIZABLE``), in place; returns the paths of
+    their ``quantize`` settings."""
+    setting = check_quantize(setting)
     paths = []
     for path, block in pair_transformer_blocks(config):
         block["@architectures"] = QUANTIZABLE[block["@architectures"]]
@@ -91,11 +94,11 @@ def quantize_config(config: Config, setting: str) -> List[str]:
 
 def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
     """The config overrides that load the pipeline at ``model_dir`` with every
-    pair transformer at its v2 architecture and ``quantize = setting``:
+    pair transformer at its v1 architecture and ``quantize = setting``:
     ``spacy.load(model_dir, config=quantize_overrides(model_dir, "int8"))``
     is what the quantize command's output loads as; "" gives the pipeline as
     trained (where its weights on disk are fp32)."""
-    check_quantize(setting)
+    setting = check_quantize(setting)
     config = load_config(Path(model_dir) / "config.cfg", interpolate=False)
     out: Dict[str, str] = {}
     for path, block in pair_transformer_blocks(config):
@@ -176,10 +179,24 @@ def calibrate_pipeline(nlp, docs: list, alpha: float = DEFAULT_ALPHA, batch_size
     return len(modules)
 
 
+def method_setting(method: str) -> str:
+    """The ``quantize`` setting ``--method`` names (``QUANTIZE_METHODS``, or
+    an older spelling of one)."""
+    try:
+        setting = check_quantize(method)
+    except ValueError:
+        setting = ""
+    if not setting:
+        raise QuantizeCommandError(
+            f"Unknown method {method!r}; choose one of {', '.join(QUANTIZE_METHODS)}."
+        )
+    return setting
+
+
 def quantize_pipeline(
     model_dir: Path,
     output_dir: Path,
-    method: str = "per-token-int8",
+    method: str = DEFAULT_METHOD,
     name: Optional[str] = None,
     calibrate: Optional[Path] = None,
     calibration_pairs: int = DEFAULT_CALIBRATION_PAIRS,
@@ -188,11 +205,8 @@ def quantize_pipeline(
     """Write ``model_dir`` quantized by ``method`` to the new directory
     ``output_dir`` (module docstring); returns what was done."""
     model_dir, output_dir = Path(model_dir), Path(output_dir)
-    if method not in QUANTIZE_METHODS:
-        raise QuantizeCommandError(
-            f"Unknown method {method!r}; choose one of {', '.join(QUANTIZE_METHODS)}."
-        )
-    setting = QUANTIZE_METHODS[method]
+    setting = method_setting(method)
+    method = setting  # one name for both (an older spelling is recorded as its name)
     if setting == SMOOTH_SETTING:
         if calibrate is None:
             raise QuantizeCommandError(
@@ -203,7 +217,7 @@ def quantize_pipeline(
             raise QuantizeCommandError(f"--calibration-pairs must be >= 1, got {calibration_pairs}.")
         check_alpha(alpha)
     elif calibrate is not None:
-        raise QuantizeCommandError(f"--calibrate is for --method smooth-int8; {method} uses no calibration.")
+        raise QuantizeCommandError(f"--calibrate is for --method {SMOOTH_SETTING}; {method} uses no calibration.")
     if not (model_dir / "config.cfg").is_file() or not (model_dir / "meta.json").is_file():
         raise QuantizeCommandError(f"{model_dir} is not a pipeline directory (config.cfg, meta.json).")
     if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
@@ -226,48 +240,46 @@ def quantize_pipeline(
         calibrate_pipeline(nlp, docs, alpha)
         calibration = {"data": Path(calibrate).name, "pairs": len(docs), "alpha": float(alpha)}
     meta = quantize_meta(srsly.read_json(model_dir / "meta.json"), method, setting, name, calibration)
-    staging = swap_staging_dir(output_dir)
-    try:
-        copy = staging / "pipeline"
+    check: Dict = {}
+
+    def build(copy: Path) -> None:
         if nlp is not None:  # the calibration is saved with the transformer's weights
             nlp.to_disk(copy)
         else:
             shutil.copytree(model_dir, copy)
         config.to_disk(copy / "config.cfg")
         srsly.write_json(copy / "meta.json", meta)
-        check = check_quantized_pipeline(copy)
-        if output_dir.exists():
-            output_dir.rmdir()
-        copy.rename(output_dir)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return {"settings": paths, "name": meta["name"], "calibration": calibration, **check}
+        check.update(check_quantized_pipeline(copy))
+
+    staged_swap(output_dir, build)
+    return {"settings": paths, "setting": setting, "name": meta["name"], "calibration": calibration, **check}
 
 
 def quantize_cli(
     model_dir: Path = typer.Argument(..., help="Trained pipeline directory"),
     output_dir: Path = typer.Argument(..., help="New directory for the quantized pipeline"),
     method: str = typer.Option(
-        "per-token-int8", "--method", "-m",
-        help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (per-token keeps quality, dynamic is faster)"
+        DEFAULT_METHOD, "--method", "-m",
+        help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (the config's quantize names; int8-token keeps "
+        "quality, int8 is faster; the older per-token-int8, dynamic-int8, smooth-int8 are still taken)"
     ),
     name: Optional[str] = typer.Option(
         None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / _int8_token / _int8_smooth)"
     ),
     calibrate: Optional[Path] = typer.Option(
-        None, "--calibrate", help="smooth-int8: .spacy pairs to calibrate on (training pairs, not your evaluation pairs)"
+        None, "--calibrate", help="int8-smooth: .spacy pairs to calibrate on (training pairs, not your evaluation pairs)"
     ),
     calibration_pairs: int = typer.Option(
-        DEFAULT_CALIBRATION_PAIRS, "--calibration-pairs", help="smooth-int8: how many pairs (a seeded sample)"
+        DEFAULT_CALIBRATION_PAIRS, "--calibration-pairs", help="int8-smooth: how many pairs (a seeded sample)"
     ),
     alpha: float = typer.Option(
-        DEFAULT_ALPHA, "--alpha", help="smooth-int8: how much activation range moves into the weights (0-1)"
+        DEFAULT_ALPHA, "--alpha", help="int8-smooth: how much activation range moves into the weights (0-1)"
     ),
 ):
     """Copy a trained pipeline as one whose transformer runs in int8 on CPU
-    (quantized when it is loaded; the fp32 weights are kept). per-token-int8
-    (the default) keeps quality; smooth-int8 (calibrated on --calibrate pairs)
-    keeps it closer at the same speed; dynamic-int8 is faster but can break a
+    (quantized when it is loaded; the fp32 weights are kept). int8-token
+    (the default) keeps quality; int8-smooth (calibrated on --calibrate pairs)
+    keeps it closer at the same speed; int8 is faster but can break a
     backbone with outlier activations (measure first: studies/run_quantize.py)."""
     try:
         done = quantize_pipeline(model_dir, output_dir, method, name, calibrate, calibration_pairs, alpha)
@@ -275,7 +287,7 @@ def quantize_cli(
         msg.fail(str(err), exits=1)
     msg.good(
         f"Wrote {output_dir} ('{done['name']}'): {done['quantized_linear_layers']} Linear layers "
-        f"int8 when loaded ({', '.join(s + ' = ' + repr(QUANTIZE_METHODS[method]) for s in done['settings'])})"
+        f"int8 when loaded ({', '.join(s + ' = ' + repr(done['setting']) for s in done['settings'])})"
     )
     if done["calibration"]:
         cal = done["calibration"]

@@ -1,6 +1,7 @@
 """``python -m spacy_paraphrase quantize`` (spacy_paraphrase/quantize.py): a
 new pipeline directory that plain ``spacy.load`` runs int8, the fp32 weights
-kept, config and meta rewritten, clear refusals."""
+kept, config and meta rewritten, one vocabulary of method names (the older
+spellings still taken), v1 written, clear refusals."""
 import filecmp
 
 import numpy
@@ -37,12 +38,12 @@ def _probs(nlp, examples):
 def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, tmp_path):
     nlp, examples = trained_pipeline
     out = tmp_path / "int8"
-    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "dynamic-int8"])
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "int8"])
     assert result.exit_code == 0, result.output
     assert "13 Linear layers" in " ".join(result.output.split())  # 2 layers x 6 + the pooler of the tiny BERT
     config = load_config(out / "config.cfg", interpolate=False)
     model = config["components"]["transformer"]["model"]
-    assert model["@architectures"] == "spacy_paraphrase.PairTransformerModel.v2"
+    assert model["@architectures"] == "spacy_paraphrase.PairTransformerModel.v1"
     assert model["quantize"] == "int8"
     # the fp32 weights and everything but config and meta are copied unchanged
     assert filecmp.cmp(fp32_dir / "transformer" / "model", out / "transformer" / "model", shallow=False)
@@ -52,13 +53,13 @@ def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, t
     meta = srsly.read_json(out / "meta.json")
     assert meta["name"] == "tiny_int8"
     assert meta["spacy_paraphrase"]["quantize"] == {
-        "method": "dynamic-int8", "setting": "int8",
+        "method": "int8", "setting": "int8",
         "source_meta": {"lang": "en", "name": "tiny", "version": "1.2.3"},
     }
 
     int8 = spacy.load(out)  # plain spacy.load, no overrides
     assert is_quantized(int8.get_pipe("transformer").model.transformer)
-    assert int8.meta["spacy_paraphrase"]["quantize"]["method"] == "dynamic-int8"
+    assert int8.meta["spacy_paraphrase"]["quantize"]["method"] == "int8"
     fp32_probs, int8_probs = _probs(nlp, examples), _probs(int8, examples)
     diff = max(float(numpy.nanmax(numpy.abs(a - b))) for a, b in zip(fp32_probs, int8_probs))
     assert 0.0 < diff < 0.02
@@ -75,12 +76,23 @@ def test_command_writes_a_pipeline_that_loads_int8(fp32_dir, trained_pipeline, t
     assert srsly.read_json(again / "meta.json")["name"] == "other"
 
 
+@pytest.mark.parametrize("old,new", [("dynamic-int8", "int8"), ("per-token-int8", "int8-token")])
+def test_the_older_method_spellings_write_the_same_pipeline(fp32_dir, tmp_path, old, new):
+    for method in (old, new):
+        result = runner.invoke(app, ["quantize", str(fp32_dir), str(tmp_path / method), "--method", method])
+        assert result.exit_code == 0, result.output
+    for name in ("config.cfg", "meta.json", "transformer/model"):
+        assert filecmp.cmp(tmp_path / old / name, tmp_path / new / name, shallow=False), name
+    assert srsly.read_json(tmp_path / old / "meta.json")["spacy_paraphrase"]["quantize"]["method"] == new
+
+
 def test_default_per_token_method_writes_a_pipeline_that_loads_per_token(fp32_dir, trained_pipeline, tmp_path):
     nlp, examples = trained_pipeline
     out = tmp_path / "int8_token"
     result = runner.invoke(app, ["quantize", str(fp32_dir), str(out)])  # the default method
     assert result.exit_code == 0, result.output
-    assert load_config(out / "config.cfg", interpolate=False)["components"]["transformer"]["model"]["quantize"] == "int8-token"
+    model = load_config(out / "config.cfg", interpolate=False)["components"]["transformer"]["model"]
+    assert model["quantize"] == "int8-token" and model["@architectures"] == "spacy_paraphrase.PairTransformerModel.v1"
     meta = srsly.read_json(out / "meta.json")
     assert meta["name"] == "tiny_int8_token"  # a name spacy package accepts
     assert meta["spacy_paraphrase"]["quantize"]["setting"] == "int8-token"
@@ -101,6 +113,7 @@ def test_command_refuses_clearly(fp32_dir, tmp_path):
         ([str(fp32_dir), str(fp32_dir)], "not empty"),
         ([str(tmp_path / "missing"), str(tmp_path / "o1")], "not a pipeline directory"),
         ([str(fp32_dir), str(tmp_path / "o2"), "--method", "static-int4"], "Unknown method"),
+        ([str(fp32_dir), str(tmp_path / "o4"), "--method", ""], "Unknown method"),  # "" is no method
     ]
     baseline = tmp_path / "baseline"
     assert runner.invoke(app, ["baseline", "lexical", str(baseline)]).exit_code == 0
@@ -112,7 +125,7 @@ def test_command_refuses_clearly(fp32_dir, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline", "taken"]  # no leftovers
 
 
-def test_config_rewrite_is_a_rename_plus_the_setting():
+def test_config_rewrite_is_the_setting_on_v1():
     config = Config().from_str(
         """
 [components]
@@ -135,27 +148,39 @@ factory = "pair_classifier"
 [components.classifier.model.tok2vec]
 @architectures = "spacy_paraphrase.PairTransformer.v1"
 name = "y"
+
+[components.old]
+factory = "transformer"
+
+[components.old.model]
+@architectures = "spacy_paraphrase.PairTransformerModel.v2"
+name = "z"
+quantize = "int8-token"
 """,
         interpolate=False,
     )
     before = config.copy()
     paths = quantize_config(config, "int8")
-    assert paths == ["components.transformer.model.quantize", "components.classifier.model.tok2vec.quantize"]
+    assert paths == ["components.transformer.model.quantize", "components.classifier.model.tok2vec.quantize",
+                     "components.old.model.quantize"]
     trf = config["components"]["transformer"]["model"]
     inline = config["components"]["classifier"]["model"]["tok2vec"]
-    assert trf["@architectures"] == "spacy_paraphrase.PairTransformerModel.v2"
-    assert inline["@architectures"] == "spacy_paraphrase.PairTransformer.v2"
+    old_trf = config["components"]["old"]["model"]
+    assert trf["@architectures"] == "spacy_paraphrase.PairTransformerModel.v1"
+    assert inline["@architectures"] == "spacy_paraphrase.PairTransformer.v1"
+    assert old_trf["@architectures"] == "spacy_paraphrase.PairTransformerModel.v1"  # the deprecated v2 name, rewritten
     for new, old in ((trf, before["components"]["transformer"]["model"]),
-                     (inline, before["components"]["classifier"]["model"]["tok2vec"])):
+                     (inline, before["components"]["classifier"]["model"]["tok2vec"]),
+                     (old_trf, before["components"]["old"]["model"])):
         assert {k: v for k, v in new.items() if k not in ("@architectures", "quantize")} == \
-            {k: v for k, v in old.items() if k != "@architectures"}
+            {k: v for k, v in old.items() if k not in ("@architectures", "quantize")}
         assert new["quantize"] == "int8"
     assert config["components"]["classifier"]["model"]["@architectures"] == "spacy_paraphrase.PairClassifier.v1"
 
 
 def test_overrides_load_any_pipeline_int8_or_as_trained(fp32_dir):
     int8 = quantize_overrides(fp32_dir, "int8")
-    assert int8 == {"components.transformer.model.@architectures": "spacy_paraphrase.PairTransformerModel.v2",
+    assert int8 == {"components.transformer.model.@architectures": "spacy_paraphrase.PairTransformerModel.v1",
                     "components.transformer.model.quantize": "int8"}
     assert is_quantized(spacy.load(fp32_dir, config=int8).get_pipe("transformer").model.transformer)
     fp32 = spacy.load(fp32_dir, config=quantize_overrides(fp32_dir, ""))
@@ -171,7 +196,7 @@ def test_smooth_method_calibrates_on_pairs_and_saves_it_with_the_weights(fp32_di
     pairs = tmp_path / "calibration.spacy"
     DocBin(docs=[eg.reference for eg in examples]).to_disk(pairs)
     out = tmp_path / "int8_smooth"
-    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "smooth-int8",
+    result = runner.invoke(app, ["quantize", str(fp32_dir), str(out), "--method", "int8-smooth",
                                  "--calibrate", str(pairs), "--calibration-pairs", "2"])
     assert result.exit_code == 0, result.output
     assert "calibrated on 2 pairs of calibration.spacy" in " ".join(result.output.split())
@@ -202,10 +227,11 @@ def test_smooth_method_calibrates_on_pairs_and_saves_it_with_the_weights(fp32_di
     with pytest.raises(ValueError, match="--calibrate"):
         spacy.load(fp32_dir, config=quantize_overrides(fp32_dir, "int8-smooth"))
     for args, message in (
-        (["--method", "smooth-int8"], "needs --calibrate"),
+        (["--method", "int8-smooth"], "needs --calibrate"),
+        (["--method", "smooth-int8"], "needs --calibrate"),  # the older spelling
         (["--calibrate", str(pairs)], "uses no calibration"),
-        (["--method", "smooth-int8", "--calibrate", str(pairs), "--alpha", "2"], "alpha must be in [0, 1]"),
-        (["--method", "smooth-int8", "--calibrate", str(pairs), "--calibration-pairs", "0"], "must be >= 1"),
+        (["--method", "int8-smooth", "--calibrate", str(pairs), "--alpha", "2"], "alpha must be in [0, 1]"),
+        (["--method", "int8-smooth", "--calibrate", str(pairs), "--calibration-pairs", "0"], "must be >= 1"),
     ):
         bad = runner.invoke(app, ["quantize", str(fp32_dir), str(tmp_path / "refused")] + args)
         assert bad.exit_code == 1 and message in " ".join(bad.output.split()), (args, bad.output)

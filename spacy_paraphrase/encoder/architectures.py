@@ -1,7 +1,11 @@
 """The registered architectures of the pair transformer (names and parameters
-in docs/api.md, "Registered names"). The v2 versions add the ``quantize``
-setting (``quantize.py``); v1 stays registered, unchanged, for existing
-configs and pipelines."""
+in docs/api.md, "Registered names"). ``PairTransformerModel.v1`` and
+``PairTransformer.v1`` take every setting, ``quantize`` included
+(``quantize.py``; "" by default, the fp32 transformer as it always was). The
+v2 names are deprecated aliases of the same functions: they stay registered
+only so that configs and pipelines written with them (by the ``quantize``
+command before it wrote v1) still load, unchanged."""
+import warnings
 from typing import List
 
 from spacy.tokens import Doc
@@ -12,8 +16,8 @@ from thinc.api import Model, chain
 
 from .batching import DEFAULT_MAX_PADDING
 from .model import PairTransformerModel
+from .quantize import check_quantize
 from .shim import set_quantize
-
 
 @registry.architectures("spacy_paraphrase.PairTransformerModel.v1")
 def create_pair_transformer_model(
@@ -24,6 +28,7 @@ def create_pair_transformer_model(
     grad_scaler_config: dict = SimpleFrozenDict(),
     max_length: int = 0,
     max_padding: float = DEFAULT_MAX_PADDING,
+    quantize: str = "",
 ) -> Model[List[Doc], FullTransformerBatch]:
     """The pair-aware transformer, for the stock ``transformer`` component.
 
@@ -34,8 +39,19 @@ def create_pair_transformer_model(
         padding is at most this share of their pieces (1.0 = one forward pass
         per batch, as spacy-transformers does). Same outputs, less compute.
     mixed_precision, grad_scaler_config: as in spacy-transformers (GPU only).
+    quantize (str): "" = the fp32 transformer as trained (the default); "int8" =
+        dynamic int8 quantization of its Linear layers when the weights are
+        loaded, one activation scale per batch; "int8-token" = int8 weights per
+        output channel and activations per token (slower than "int8", keeps
+        quality on backbones with outlier activations such as
+        all-mpnet-base-v2); "int8-smooth" = "int8-token" with the activations
+        smoothed by a calibration saved with the weights (``quantize --method
+        int8-smooth --calibrate PAIRS``; ``smoothing.py``). The older spellings
+        ``dynamic-int8``, ``per-token-int8`` and ``smooth-int8`` are read as
+        these. Inference on CPU only; training raises an error. Override it at
+        load time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
-    return PairTransformerModel(
+    model = PairTransformerModel(
         name,
         tokenizer_config=tokenizer_config,
         transformer_config=transformer_config,
@@ -44,6 +60,7 @@ def create_pair_transformer_model(
         max_length=max_length,
         max_padding=max_padding,
     )
+    return set_quantize(model, check_quantize(quantize))
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerModel.v2")
@@ -57,20 +74,10 @@ def create_pair_transformer_model_v2(
     max_padding: float = DEFAULT_MAX_PADDING,
     quantize: str = "",
 ) -> Model[List[Doc], FullTransformerBatch]:
-    """``PairTransformerModel.v1`` with a ``quantize`` setting (``quantize.py``).
-
-    quantize (str): "" = the fp32 transformer as trained; "int8" = dynamic
-        int8 quantization of its Linear layers when the weights are loaded,
-        one activation scale per batch; "int8-token" = int8 weights per output
-        channel and activations per token (slower than "int8", keeps quality
-        on backbones with outlier activations such as all-mpnet-base-v2);
-        "int8-smooth" = "int8-token" with the activations smoothed by a
-        calibration saved with the weights (``quantize --method smooth-int8
-        --calibrate PAIRS``; ``smoothing.py``). Inference on CPU only; training raises an error. Override it at load
-        time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
-    """
-    v1_args = {k: v for k, v in locals().items() if k != "quantize"}
-    return set_quantize(create_pair_transformer_model(**v1_args), quantize)
+    """Deprecated: ``PairTransformerModel.v1``, which takes ``quantize`` too
+    (kept so pipelines written with this name still load)."""
+    _deprecated("spacy_paraphrase.PairTransformerModel.v2")
+    return create_pair_transformer_model(**locals())
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerListener.v1")
@@ -90,9 +97,11 @@ def create_inline_pair_transformer(
     grad_scaler_config: dict = SimpleFrozenDict(),
     max_length: int = 0,
     max_padding: float = DEFAULT_MAX_PADDING,
+    quantize: str = "",
 ) -> Model[List[Doc], List[TransformerData]]:
     """A pair-aware transformer owned by one component (no sharing), giving
-    the same per-Doc ``TransformerData`` as the listener."""
+    the same per-Doc ``TransformerData`` as the listener; the settings are
+    those of ``PairTransformerModel.v1``."""
     trf = create_pair_transformer_model(
         name,
         tokenizer_config=tokenizer_config,
@@ -101,6 +110,7 @@ def create_inline_pair_transformer(
         grad_scaler_config=grad_scaler_config,
         max_length=max_length,
         max_padding=max_padding,
+        quantize=quantize,
     )
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)
@@ -118,7 +128,16 @@ def create_inline_pair_transformer_v2(
     max_padding: float = DEFAULT_MAX_PADDING,
     quantize: str = "",
 ) -> Model[List[Doc], List[TransformerData]]:
-    """``PairTransformer.v1`` with the ``quantize`` setting of
-    ``PairTransformerModel.v2``."""
-    v1_args = {k: v for k, v in locals().items() if k != "quantize"}
-    return set_quantize(create_inline_pair_transformer(**v1_args), quantize)
+    """Deprecated: ``PairTransformer.v1``, which takes ``quantize`` too (kept
+    so pipelines written with this name still load)."""
+    _deprecated("spacy_paraphrase.PairTransformer.v2")
+    return create_inline_pair_transformer(**locals())
+
+
+def _deprecated(name: str) -> None:
+    warnings.warn(
+        f"{name} is deprecated: it is {name[:-1]}1, which takes the same settings "
+        "(quantize included). Pipelines written with it load as before; write the v1 name in new configs.",
+        DeprecationWarning,
+        stacklevel=3,
+    )

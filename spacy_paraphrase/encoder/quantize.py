@@ -1,8 +1,12 @@
 """Int8 inference of the pair transformer: dynamic quantization of its torch module.
 
 A pipeline is quantized by its config, not by its weights: the ``quantize``
-setting of ``spacy_paraphrase.PairTransformerModel.v2`` (and of
-``PairTransformer.v2``) is "" (fp32, as trained), "int8" or "int8-token".
+setting of ``spacy_paraphrase.PairTransformerModel.v1`` (and of
+``PairTransformer.v1``; their deprecated v2 names take it too) is "" (fp32,
+as trained), "int8", "int8-token" or "int8-smooth", the same names the
+``quantize`` command's ``--method`` takes (its older spellings
+``dynamic-int8``, ``per-token-int8`` and ``smooth-int8`` are still read, in
+both places: ``QUANTIZE_ALIASES``).
 ``PairHFShim`` (``shim.py``) quantizes the Hugging Face model right after its
 weights are loaded (``from_bytes`` / ``from_disk``), or before the first
 prediction of a model initialized from a pretrained backbone; embeddings and
@@ -20,7 +24,7 @@ layer norms stay fp32. Every ``torch.nn.Linear`` becomes
   to cosine 0.43 of fp32, per token 0.996; see docs/backbones.md);
 - "int8-smooth": "int8-token" with each layer's input channels smoothed
   (``smoothing.py``, SmoothQuant) by a calibration saved on the Hugging Face
-  config (``quantize --method smooth-int8 --calibrate DATA``): the outlier
+  config (``quantize --method int8-smooth --calibrate DATA``): the outlier
   channels no longer set every token's scale. As fast as "int8-token".
 
 Where the weights are fp32 on disk (the ``quantize`` command copies a trained
@@ -49,10 +53,14 @@ QUANTIZE_SETTINGS: Dict[str, str] = {
     "int8-token": "int8 weights per output channel and activations per token in every torch.nn.Linear (CPU only)",
     "int8-smooth": "int8-token with the activations' channels smoothed by a saved calibration (SmoothQuant; CPU only)",
 }
-# The quantize command's --method -> the config setting it writes.
-QUANTIZE_METHODS: Dict[str, str] = {
+# The one vocabulary: the names above, in configs and as the quantize
+# command's --method alike. The older --method spellings are still read,
+# in both places, as these names (and nothing else maps them).
+QUANTIZE_ALIASES: Dict[str, str] = {
     "dynamic-int8": "int8", "per-token-int8": "int8-token", "smooth-int8": "int8-smooth",
 }
+# What the quantize command's --method takes (the settings but "").
+QUANTIZE_METHODS = tuple(name for name in QUANTIZE_SETTINGS if name)
 # Set on the Hugging Face config of a quantized module, so a saved int8
 # state dict is recognized when it is loaded again.
 QUANTIZED_ATTR = "spacy_paraphrase_quantized"
@@ -66,7 +74,10 @@ class QuantizationError(ValueError):
 
 
 def check_quantize(value: str) -> str:
-    """The ``quantize`` setting, validated (a key of ``QUANTIZE_SETTINGS``)."""
+    """The ``quantize`` setting, validated: a key of ``QUANTIZE_SETTINGS``, or
+    an older spelling of one (``QUANTIZE_ALIASES``), which is returned as the
+    key it names."""
+    value = QUANTIZE_ALIASES.get(value, value)
     if value not in QUANTIZE_SETTINGS:
         options = ", ".join(repr(k) for k in QUANTIZE_SETTINGS)
         raise ValueError(f"Unknown quantize setting {value!r}: expected one of {options}.")
@@ -236,7 +247,7 @@ def quantize_module(module: torch.nn.Module, setting: str = "int8") -> int:
     """Quantize ``module`` in place (every ``torch.nn.Linear`` to int8 by
     ``setting``) and mark its Hugging Face config; returns the number of
     quantized Linear layers. A module that is already quantized is left as it is."""
-    check_quantize(setting)
+    setting = check_quantize(setting)
     if not setting:
         return 0
     check_cpu(module_device(module))
@@ -275,7 +286,7 @@ def smoothing_factors(module: torch.nn.Module) -> Dict[str, torch.Tensor]:
         raise QuantizationError(
             "This transformer is set to quantize = \"int8-smooth\", which needs the activation "
             "calibration saved with its weights, and it has none. Write the pipeline with "
-            "`python -m spacy_paraphrase quantize MODEL OUT --method smooth-int8 --calibrate "
+            "`python -m spacy_paraphrase quantize MODEL OUT --method int8-smooth --calibrate "
             "PAIRS.spacy`, or use quantize = \"int8-token\" (no calibration)."
         )
     try:

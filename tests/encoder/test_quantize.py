@@ -1,8 +1,10 @@
 """Int8 inference of the pair transformer (encoder/quantize.py, the quantize
-setting of PairHFShim and of the v2 architectures): Linear layers quantized
+setting of PairHFShim and of the v1 architectures): Linear layers quantized
 when the weights are loaded or before the first prediction, outputs close to
-fp32, the config override, v1 unchanged, saving again, no training, no GPU."""
+fp32, the config override, fp32 by default, the older setting spellings and
+the deprecated v2 names, saving again, no training, no GPU."""
 import pickle
+import warnings
 
 import numpy
 import pytest
@@ -14,6 +16,7 @@ from spacy_paraphrase import token_probs
 from spacy_paraphrase.encoder import PairHFShim, QuantizationError, set_quantize
 from spacy_paraphrase.encoder import shim as shim_module
 from spacy_paraphrase.encoder.quantize import (
+    QUANTIZE_ALIASES,
     QUANTIZED_ATTR,
     PerTokenInt8Linear,
     check_quantize,
@@ -25,7 +28,7 @@ from tests.util import make_examples
 
 QUANTIZE = "components.transformer.model.quantize"
 ARCH = "components.transformer.model.@architectures"
-V2 = "spacy_paraphrase.PairTransformerModel.v2"
+V2 = "spacy_paraphrase.PairTransformerModel.v2"  # deprecated: the same as v1
 PROB_TOLERANCE = 0.02  # int8 vs fp32, per token probability, on the tiny model
 # setting -> the type its Linear layers become
 LINEAR_TYPES = {"int8": torch.ao.nn.quantized.dynamic.Linear, "int8-token": PerTokenInt8Linear}
@@ -62,7 +65,7 @@ def saved(trained_pipeline, tmp_path_factory):
 @pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
 def test_override_quantizes_the_transformer_and_outputs_stay_close(saved, setting):
     path, examples, fp32 = saved
-    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
+    nlp = spacy.load(path, config={QUANTIZE: setting})
     module = _hf(nlp)
     assert _linear_types(module) == {LINEAR_TYPES[setting]}  # no fp32 Linear left
     assert getattr(module.config, QUANTIZED_ATTR) == setting
@@ -73,25 +76,60 @@ def test_override_quantizes_the_transformer_and_outputs_stay_close(saved, settin
     assert all("paraphrase" in doc.spans and "PARAPHRASE" in doc.cats for doc in docs)
 
 
-def test_v2_without_quantize_and_v1_load_the_fp32_pipeline(saved):
+def test_without_quantize_the_fp32_pipeline_loads(saved):
     path, examples, fp32 = saved
-    for config in ({}, {ARCH: V2}, {ARCH: V2, QUANTIZE: ""}):
+    for config in ({}, {QUANTIZE: ""}, {ARCH: V2}, {ARCH: V2, QUANTIZE: ""}):
         nlp = spacy.load(path, config=config)
         assert not is_quantized(_hf(nlp))
         assert torch.nn.Linear in _linear_types(_hf(nlp))
         for x, y in zip(fp32, _probs(nlp, examples)):
             numpy.testing.assert_array_equal(x, y)
-    # v1 is unchanged: it has no quantize setting
-    with pytest.raises(Exception, match="quantize"):
-        spacy.load(path, config={QUANTIZE: "int8"})
-    with pytest.raises(Exception, match="Unknown quantize setting"):
-        spacy.load(path, config={ARCH: V2, QUANTIZE: "int4"})
+    for config in ({QUANTIZE: "int4"}, {ARCH: V2, QUANTIZE: "int4"}):
+        with pytest.raises(Exception, match="Unknown quantize setting"):
+            spacy.load(path, config=config)
+
+
+@pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
+def test_the_deprecated_v2_name_loads_as_v1(saved, tmp_path, setting):
+    """A config naming v2 (what quantize wrote before) builds the same model
+    as v1, and says it is deprecated."""
+    path, examples, _ = saved
+    v1 = spacy.load(path, config={QUANTIZE: setting})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        v2 = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
+    assert any(issubclass(w.category, DeprecationWarning) and "PairTransformerModel.v2 is deprecated" in str(w.message)
+               for w in caught)
+    assert _linear_types(_hf(v2)) == _linear_types(_hf(v1)) == {LINEAR_TYPES[setting]}
+    for x, y in zip(_probs(v1, examples), _probs(v2, examples)):
+        numpy.testing.assert_array_equal(x, y)
+    # a pipeline saved with the v2 name (a quantized copy saved again) loads as it was
+    v2.to_disk(tmp_path / "v2")
+    again = spacy.load(tmp_path / "v2")
+    assert again.config["components"]["transformer"]["model"]["@architectures"] == V2
+    for x, y in zip(_probs(v2, examples), _probs(again, examples)):
+        numpy.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("old,new", sorted(QUANTIZE_ALIASES.items()))
+def test_the_older_spellings_of_a_setting_are_read_as_it(saved, old, new):
+    assert check_quantize(old) == new
+    if new not in LINEAR_TYPES:
+        return  # int8-smooth needs a calibration (tests/encoder/test_smoothing.py)
+    path, examples, _ = saved
+    nlp = spacy.load(path, config={QUANTIZE: old})
+    assert _linear_types(_hf(nlp)) == {LINEAR_TYPES[new]}
+    assert getattr(_hf(nlp).config, QUANTIZED_ATTR) == new
+    assert nlp.get_pipe("transformer").model.layers[0].shims[0].quantize == new  # as saved again
+    reference = spacy.load(path, config={QUANTIZE: new})
+    for x, y in zip(_probs(reference, examples), _probs(nlp, examples)):
+        numpy.testing.assert_array_equal(x, y)
 
 
 @pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
 def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, tmp_path, setting):
     path, examples, _ = saved
-    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
+    nlp = spacy.load(path, config={QUANTIZE: setting})
     int8 = _probs(nlp, examples)
     nlp.to_disk(tmp_path / "again")
     again = spacy.load(tmp_path / "again")  # its config says int8
@@ -116,7 +154,7 @@ def test_quantized_pipeline_saves_int8_weights_that_load_only_quantized(saved, t
 
 def test_quantized_pipeline_cannot_be_trained(saved):
     path, examples, _ = saved
-    nlp = spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+    nlp = spacy.load(path, config={QUANTIZE: "int8"})
     with pytest.raises(QuantizationError, match="inference only"):
         nlp.update(examples, sgd=Adam(1e-3))
 
@@ -124,7 +162,7 @@ def test_quantized_pipeline_cannot_be_trained(saved):
 def test_initialized_from_the_backbone_quantizes_before_predicting(tiny_bert):
     fix_random_seed(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("transformer", config={"model": {"@architectures": V2, "name": tiny_bert, "quantize": "int8"}})
+    nlp.add_pipe("transformer", config={"model": {"@architectures": "spacy_paraphrase.PairTransformerModel.v1", "name": tiny_bert, "quantize": "int8"}})
     nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1"}}})
     examples = make_examples(nlp)
     nlp.initialize(lambda: examples)
@@ -134,10 +172,11 @@ def test_initialized_from_the_backbone_quantizes_before_predicting(tiny_bert):
     assert is_quantized(_hf(nlp)) and all("paraphrase" in doc.spans for doc in docs)
 
 
-def test_inline_transformer_v2_quantizes(tiny_bert, tmp_path):
+@pytest.mark.parametrize("version", ["v1", "v2"])  # v2: deprecated, the same
+def test_inline_transformer_quantizes(tiny_bert, tmp_path, version):
     nlp = spacy.blank("en")
     nlp.add_pipe("pair_classifier", config={"model": {"tok2vec": {
-        "@architectures": "spacy_paraphrase.PairTransformer.v2", "name": tiny_bert}}})
+        "@architectures": f"spacy_paraphrase.PairTransformer.{version}", "name": tiny_bert}}})
     examples = make_examples(nlp)
     for eg in examples:
         eg.reference.cats = {"YES": eg.reference.cats["PARAPHRASE"], "NO": 1.0 - eg.reference.cats["PARAPHRASE"]}
@@ -158,7 +197,7 @@ def test_int8_is_refused_on_a_gpu(saved, monkeypatch):
     path, _, _ = saved
     monkeypatch.setattr(shim_module, "get_torch_default_device", lambda: torch.device("cuda", 0))
     with pytest.raises(QuantizationError, match="CPU only"):
-        spacy.load(path, config={ARCH: V2, QUANTIZE: "int8"})
+        spacy.load(path, config={QUANTIZE: "int8"})
     module = torch.nn.Sequential(torch.nn.Linear(4, 4)).to("meta")  # a module off the CPU
     with pytest.raises(QuantizationError, match="CPU only"):
         quantize_module(module)
