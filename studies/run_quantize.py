@@ -263,7 +263,7 @@ def run(args) -> Dict:
     if args.encoder:
         encoder = measure_encoder(nlps, docs["fp32"], args.batch_size, args.repeats)
 
-    from spacy_paraphrase.cli import evaluate_pipeline
+    from spacy_paraphrase.evaluation import evaluate_pipeline
 
     scores = {s: evaluate_pipeline(nlps[s], read_examples(nlps[s], Path(args.data), args.limit), args.batch_size)
               for s in SYSTEMS}

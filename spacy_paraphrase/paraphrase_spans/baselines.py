@@ -77,6 +77,12 @@ class ParaphraseBaseline(Pipe):
         """The readout of ``cfg`` (read on every call, like the component's)."""
         return Readout.from_cfg(self.cfg)
 
+    def tuning(self, name: Optional[str] = None):
+        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
+        from .tuning import SpanTuning
+
+        return SpanTuning(name or self.name, self)
+
     def __call__(self, doc: Doc) -> Doc:
         self.readout.annotate(doc, baseline_probs(doc, self.kind, self.stop_words))
         return doc

@@ -176,6 +176,12 @@ class ParaphraseSpans(TrainablePipe):
         ``find-threshold``, or loaded from disk, is honoured)."""
         return Readout.from_cfg(self.cfg)
 
+    def tuning(self, name: Optional[str] = None):
+        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
+        from .tuning import SpanTuning
+
+        return SpanTuning(name or self.name, self)
+
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
         docs = list(docs)
         for doc in docs:

@@ -315,3 +315,22 @@ READOUT_KEYS = tuple(f.name for f in dataclasses.fields(Readout))
 # The decoding settings of the paper's plain rule: every maximal run of
 # highlighted tokens is a span.
 PLAIN_DECODING = {"max_gap": 0, "min_span_length": 0, "max_spans": 0, "trim_edges": False}
+
+
+def set_highlight_scale(nlp, pipe_name: Optional[str], scale: str) -> List[str]:
+    """Set ``highlight_scale`` (cfg and ``config.cfg``) of the component
+    ``pipe_name``, or of every component that has the setting
+    (``pipe_name=None``); "" keeps the pipeline's own. Returns the names set.
+    ValueError on an unknown scale or when no component has the setting."""
+    if not scale:
+        return []
+    check_highlight_scale(scale)
+    names = [pipe_name] if pipe_name else nlp.pipe_names
+    names = [n for n in names if "highlight_scale" in getattr(nlp.get_pipe(n), "cfg", {})]
+    if not names:
+        which = f"component {pipe_name!r} has" if pipe_name else "component has"
+        raise ValueError(f"No {which} a highlight_scale setting")
+    for name in names:
+        nlp.get_pipe(name).cfg["highlight_scale"] = scale
+        nlp.get_pipe_config(name)["highlight_scale"] = scale
+    return names

@@ -164,7 +164,7 @@ def test_cli_list_names_the_install_command_of_what_is_not_installed(tmp_path, m
     install it (with the same cache), a packaged one the pip command."""
     import importlib
 
-    from spacy_paraphrase.backbones.cli import install_hint
+    from spacy_paraphrase.backbones.catalog import install_hint
 
     real_import = importlib.import_module
     packaged = {entry.module for entry in CATALOG.values() if entry.module}

@@ -1,4 +1,5 @@
-"""``python -m spacy_paraphrase annotate MODEL INPUT OUTPUT`` (docs/annotate.md)."""
+"""``annotate MODEL INPUT OUTPUT``: find paraphrases in every turn pair of a
+dialog corpus (docs/annotate.md; the engines: ``spacy_paraphrase/annotate/``)."""
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
@@ -6,10 +7,11 @@ import typer
 from wasabi import msg
 
 from ..dialogs import FORMATS, MODES, DialogFormatError
-from .convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
-from .resume import ResumeError
-from .input_pairs import SourceOptions
-from .stdio import is_stdio, standard_streams
+from ..annotate.convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
+from ..annotate.resume import ResumeError
+from ..annotate.input_pairs import SourceOptions
+from ..annotate.stdio import is_stdio, standard_streams
+from ._util import app
 
 ENGINES = ("local", "ray")
 OUTPUT_FORMATS = ("jsonl", "convokit")
@@ -32,7 +34,8 @@ def _choice(value: str, choices, what: str) -> None:
         msg.fail(f"Unknown {what} {value!r}; choose one of {', '.join(choices)}.", exits=1)
 
 
-def annotate_command(
+@app.command("annotate")
+def annotate_cli(
     model: str = typer.Argument(..., help="Pipeline: a directory or an installed package name"),
     input_path: Path = typer.Argument(..., help="Dialog corpus (file or ConvoKit directory); -: pairs (JSON Lines or TSV) from standard input", metavar="INPUT"),
     output: Path = typer.Argument(..., help="Records (JSON Lines), or a directory with --output-format convokit; -: to standard output (no checkpoint)"),
@@ -106,11 +109,11 @@ def _run(model: str, input_path: Path, output: Path, engine: str, output_format:
                 msg.fail("--output-format convokit runs with the local engine only.", exits=1)
             summary = _run_ray(model, input_path, output, address=address, concurrency=n_process, **options)
         elif output_format == "convokit":
-            from .convokit_output import run_convokit
+            from ..annotate.convokit_output import run_convokit
 
             summary = run_convokit(model, input_path, output, meta_prefix=meta_prefix, n_process=n_process, **options)
         else:
-            from .local import run_local
+            from ..annotate.local import run_local
 
             summary = run_local(model, input_path, output, n_process=n_process, **options)
     except (ResumeError, ConvoKitOutputError, DialogFormatError, FileNotFoundError, ValueError) as err:
@@ -138,7 +141,7 @@ def os_error_line(err: OSError) -> str:
 
 def _run_ray(model: str, input_path: Path, output: Path, **options: Any):
     try:
-        from .ray_engine import run_ray
+        from ..annotate.ray_engine import run_ray
     except ImportError as err:
         msg.fail(
             f"The Ray engine is not available ({err}); install it with "

@@ -1,20 +1,23 @@
-"""``python -m spacy_paraphrase convert <format> IN OUT [options]``: one
-sub-command per format, each with only its own options (what they mean: the
-module docstring of each converter). Reading, writing the DocBin, the summary
-and the shared options (``--skip-bad``, ``--lang``) are in ``common.py``."""
+"""``convert <format> IN OUT [options]``: one sub-command per format, each
+with only its own options (what they mean: the module docstring of each
+converter in ``spacy_paraphrase/converters/``; the row loop they share:
+``converters/common.py``). Here: the sub-commands, writing the DocBin and the
+summary."""
 import json
 from functools import partial
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from wasabi import msg
 
-from .arpa import convert_arpa
-from .circa import convert_circa
-from .common import InputPath, Lang, OutputPath, SkipBad, run_conversion
-from .contextdep import convert_contextdep
-from .multipit import convert_multipit
-from .pairs import convert_pairs
+from ..converters.arpa import convert_arpa
+from ..converters.circa import convert_circa
+from ..converters.common import Convert, ConversionError, ConversionReport
+from ..converters.contextdep import convert_contextdep
+from ..converters.multipit import convert_multipit
+from ..converters.pairs import convert_pairs
+from ._util import InputPath, Lang, OutputPath, SkipBad, app
 
 convert_app = typer.Typer(
     name="convert",
@@ -22,6 +25,7 @@ convert_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+app.add_typer(convert_app, name="convert")
 
 
 @convert_app.command("contextdep")
@@ -142,3 +146,51 @@ def pairs_cli(
         header=header, quoting=quoting, skip_bad=skip_bad, lang=lang, **options,
     )
     run_conversion(convert, input_path, output_path, lang)
+
+
+MAX_SHOWN = 20
+
+
+def print_report(report: ConversionReport, output_path: Path) -> None:
+    """The summary of a conversion: counts, the converter's notes, the first
+    skipped rows."""
+    msg.good(f"Wrote {report.n_docs} Docs from {report.n_rows} rows to {output_path}")
+    print_notes(report)
+
+
+def print_notes(report: ConversionReport) -> None:
+    """The converter's notes and the first skipped rows."""
+    for note in report.notes:
+        msg.info(note)
+    if report.skipped:
+        msg.warn(f"Skipped {len(report.skipped)} bad rows:")
+        for err in report.skipped[:MAX_SHOWN]:
+            print(f"  {err}")
+        if len(report.skipped) > MAX_SHOWN:
+            print(f"  ... and {len(report.skipped) - MAX_SHOWN} more")
+
+
+def run_conversion(convert: Convert, input_path: Path, output_path: Path, lang: str) -> ConversionReport:
+    """Run ``convert`` on the vocab of a blank ``lang`` pipeline, write its Docs
+    to ``output_path`` (a DocBin keeping user data, written through a temporary
+    file) and print the summary. A ``ConversionError``, an invalid option, an
+    output path that is the input, or no pair converted exits with status 1."""
+    import spacy
+
+    from ..splits import check_outputs, write_docs
+
+    vocab = spacy.blank(lang).vocab
+    try:
+        check_outputs([input_path], [output_path])
+        docs, report = convert(vocab)
+    except ConversionError as err:
+        msg.fail(f"Conversion stopped: {err}", exits=1)
+    except ValueError as err:
+        msg.fail(f"Invalid option: {err}", exits=1)
+    if not docs:
+        print_notes(report)
+        msg.fail(f"No pair converted from {input_path} ({report.n_rows} rows, {len(report.skipped)} skipped "
+                 f"as bad): nothing written to {output_path}", exits=1)
+    write_docs(docs, output_path)
+    print_report(report, output_path)
+    return report

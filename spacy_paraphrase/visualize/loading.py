@@ -1,23 +1,16 @@
-"""``python -m spacy_paraphrase visualize INPUT OUTPUT.html``: a page of pairs.
-
-INPUT is a ``.spacy`` file (DocBin of pair Docs: processed, or converted gold),
-an annotate ``.jsonl`` output, or the directory of ``.jsonl`` parts that
-``annotate --engine ray`` writes (``spacy_paraphrase/cli.py`` adds the command).
+"""The pairs a page shows: pair views read from a ``.spacy`` file (DocBin of
+pair Docs: processed, or converted gold), an annotate ``.jsonl`` output, or
+the directory of ``.jsonl`` parts that ``annotate --engine ray`` writes; and
+their orders (the ``visualize`` command: ``spacy_paraphrase/cli/visualize.py``).
 """
-import math
 from pathlib import Path
 from typing import List, Optional
 
 import srsly
-import typer
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
-from wasabi import msg
 
-from ..annotate.paths import same_file
 from ..pair_doc import PairDocError
-from .markup import render_views
-from .style import DEFAULT_SHADE_SCALE, check_shade_scale
 from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
 
@@ -95,35 +88,3 @@ def sort_views(views: List[PairView], by: Optional[str]) -> List[PairView]:
     if by == "margin":
         return sorted(views, key=lambda v: (v.margin is None, abs(v.margin or 0.0)))
     return sorted(views, key=lambda v: (v.score is None, -(v.score or 0.0)))
-
-
-def visualize_cli(
-    input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, an annotate .jsonl output, or an annotate --engine ray output directory"),
-    output_path: Path = typer.Argument(..., help="The HTML page to write"),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
-    sort: Optional[str] = typer.Option(None, "--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (most contested first: lowest agreement) | score (highest first); default: input order"),
-    spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
-    threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)"),
-    shade_scale: str = typer.Option(DEFAULT_SHADE_SCALE, "--shade-scale", help="The probability that gets the full shade (opacity = min(1, p / scale)): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]"),
-):
-    """Write a self-contained HTML page of the pairs' highlights."""
-    if limit is not None and limit < 1:
-        msg.fail("--limit must be at least 1", exits=1)
-    if threshold is not None and not math.isfinite(threshold):
-        msg.fail(f"--threshold must be a finite number, got {threshold}", exits=1)
-    if same_file(input_path, output_path):
-        msg.fail(f"OUTPUT {output_path} is the input {input_path}: refusing to write over it", exits=1)
-    try:
-        shade_scale = check_shade_scale(shade_scale)
-        views = sort_views(load_views(input_path, spans_key=spans_key, threshold=threshold), sort)
-    except ValueError as err:
-        msg.fail(str(err), exits=1)
-    n_all = len(views)
-    views = views[:limit] if limit is not None else views
-    html = render_views(
-        views, page=True, title=f"{input_path.name}: paraphrase highlights", shade_scale=shade_scale
-    )
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    output_path.write_text(html, encoding="utf-8")
-    msg.good(f"Wrote {len(views)} of {n_all} pair(s) to {output_path}")
-

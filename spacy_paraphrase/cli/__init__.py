@@ -1,0 +1,38 @@
+"""Command line: ``python -m spacy_paraphrase COMMAND`` (or ``spacy-paraphrase``).
+
+One module per command, each a thin typer command over a plain function that
+can be called from Python (``spacy/cli/`` is the model); ``_util.py`` holds the
+app, ``load``, the shared option types and ``CommandError``.
+
+convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-command per format)
+annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
+visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
+evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
+find-threshold  tune ``threshold`` (or ``highlight_threshold``, ...) of a paraphrase_spans or pair_classifier
+cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
+check-strings   the same pairs as strings and as word lists: what a user sees differ
+baseline        write a pipeline with a reference baseline (lexical / always)
+split           hold out a seeded random dev split of a .spacy file
+sample          write a seeded random subsample of a .spacy file
+quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
+backbone        list / install the backbones that can be built offline
+"""
+from ._util import app
+
+# the commands, in the order --help lists them
+from .convert import convert_app  # noqa: F401
+from .backbone import backbone_app  # noqa: F401
+from .annotate import annotate_cli  # noqa: F401
+from .visualize import visualize_cli  # noqa: F401
+from .quantize import quantize_cli  # noqa: F401
+from .evaluate import evaluate, evaluate_cli  # noqa: F401
+from .find_threshold import find_threshold, find_threshold_cli  # noqa: F401
+from .cross_tune import cross_tune, cross_tune_cli  # noqa: F401
+from .check_strings import check_strings, check_strings_cli  # noqa: F401
+from .baseline import baseline, baseline_cli  # noqa: F401
+from .split import split, split_cli  # noqa: F401
+from .sample import sample, sample_cli  # noqa: F401
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,121 @@
+"""What the commands share: the typer app, ``load``, the option types, and
+``CommandError`` (a problem the user can fix: the command prints its message
+and exits with status 1, no traceback). As in ``spacy/cli/_util.py``, this
+module imports nothing heavy: each command imports what it needs when it
+runs, so ``--help`` costs about what spaCy's does."""
+from pathlib import Path
+from typing import Annotated, Callable, Dict, List, Optional, TypeVar
+
+import typer
+from wasabi import msg
+
+app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
+
+T = TypeVar("T")
+
+
+class CommandError(Exception):
+    """A problem with the command's input or options; its message is the one line shown."""
+
+
+def run_command(function: Callable[..., T], *args, **kwargs) -> T:
+    """Call a command's plain function; a ``CommandError`` exits with its message."""
+    try:
+        return function(*args, **kwargs)
+    except CommandError as err:
+        msg.fail(str(err), exits=1)
+
+
+# -- shared option types ------------------------------------------------------
+BATCH_HELP = "Pairs per batch given to nlp.pipe"
+GPU_HELP = "GPU to run on (-1: CPU)"
+FOLD_SEED_HELP = "Seed of the fold shuffles (repeat r uses seed + r)"
+
+Model = Annotated[str, typer.Argument(help="Pipeline: a directory or an installed package name")]
+ModelDir = Annotated[str, typer.Argument(help="Pipeline directory")]
+PairDocs = Annotated[Path, typer.Argument(help=".spacy file of reference pair Docs")]
+BatchSize = Annotated[int, typer.Option("--batch-size", "-b", min=1, help=BATCH_HELP)]
+GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help=GPU_HELP)]
+Folds = Annotated[int, typer.Option("--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)")]
+Repeats = Annotated[int, typer.Option("--repeats", "-r", min=1, help="Number of seeded shuffles into folds")]
+FoldSeed = Annotated[int, typer.Option("--seed", help=FOLD_SEED_HELP)]
+DrawSeed = Annotated[int, typer.Option("--seed", help="Seed of the random draw")]
+DocsLang = Annotated[str, typer.Option("--lang", help="Language of the vocab the Docs are read into")]
+JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this JSON file")]
+# convert <format>
+InputPath = Annotated[Path, typer.Argument(help="Input file", metavar="INPUT")]
+OutputPath = Annotated[Path, typer.Argument(help="Output .spacy file", metavar="OUTPUT")]
+SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Leave bad rows out (counted) instead of stopping")]
+Lang = Annotated[str, typer.Option("--lang", help="Language of the blank pipeline used for tokenization")]
+
+
+# -- shared steps ---------------------------------------------------------------
+def load(model: str, gpu_id: int = -1):
+    """``spacy.load(model)`` on GPU ``gpu_id`` (-1: CPU). CommandError when the
+    pipeline cannot be loaded (no such package or directory, a broken one)."""
+    import spacy
+
+    if gpu_id >= 0:
+        spacy.require_gpu(gpu_id)
+    try:
+        return spacy.load(model)
+    except (OSError, ValueError) as err:  # spaCy's E050/E053, a bad config
+        where = "directory" if Path(model).exists() else "package or directory"
+        raise CommandError(f"Cannot load the pipeline {model!r} (a {where}): {str(err).strip()}") from None
+
+
+def read_examples(nlp, data: Path) -> list:
+    """The pair Examples in ``data``; CommandError when it cannot be read or
+    holds none (a score of no pairs would read as 0)."""
+    from ..corpus import PairCorpus
+
+    try:
+        examples = list(PairCorpus(data)(nlp))
+    except ValueError as err:
+        raise CommandError(f"Cannot read {data}: {err}") from None
+    if not examples:
+        raise CommandError(f"{data} holds no pair Docs: nothing to score")
+    return examples
+
+
+def process(nlp, examples: list, batch_size: int) -> list:
+    """The Examples with their predicted side run through the pipeline (once)."""
+    from spacy.training import Example
+
+    try:
+        docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+    except ValueError as err:  # e.g. a Doc that is not a pair
+        raise CommandError(f"The pipeline cannot process these pairs: {err}") from None
+    return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]
+
+
+def check_folds(n_examples: int, folds: int, repeats: int) -> None:
+    """CommandError, before the pipeline runs, on folds the pairs cannot fill."""
+    from ..cross_tuning import check_folds as check
+
+    try:
+        check(n_examples, folds, repeats)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
+
+
+def write_json(output: Optional[Path], payload: Dict[str, object], saved: str = "") -> None:
+    """Write ``payload`` to ``output`` (None: nothing), saying so when ``saved`` is given."""
+    if output is None:
+        return
+    import srsly
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    srsly.write_json(output, payload)
+    if saved:
+        msg.good(f"{saved} {output}")
+
+
+def print_scores(scores: Dict[str, object]) -> None:
+    rows: List[tuple] = []
+    for key, value in scores.items():
+        if isinstance(value, float):
+            rows.append((key, f"{value:.4f}"))
+        elif isinstance(value, int):
+            rows.append((key, str(value)))
+    msg.table(rows, header=("score", "value"), divider=True)

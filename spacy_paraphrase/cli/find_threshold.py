@@ -1,0 +1,139 @@
+"""``find-threshold MODEL DATA``: tune a decision setting of a component on
+pair Docs and save it (the component's ``Tuning``: ``spacy_paraphrase/tuning.py``)."""
+from pathlib import Path
+from typing import Annotated, Dict, Optional
+
+import typer
+from wasabi import msg
+
+from ..pair_classifier.thresholds import N_QUANTILES
+from ._util import BatchSize, CommandError, GpuId, ModelDir, PairDocs, app, load, process, read_examples, \
+    run_command, write_json
+
+QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
+                  f"decided probabilities on the tuning pairs (default {N_QUANTILES}; "
+                  "0: the grid alone)")
+PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
+             "(default: 'paraphrase_spans', else the pipeline's first of either)")
+SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline's own); "
+              "saved with the threshold by --save / --save-to")
+Pipe = Annotated[str, typer.Option("--pipe", "-p", help=PIPE_HELP)]
+NQuantiles = Annotated[Optional[int], typer.Option("--n-quantiles", min=0, help=QUANTILES_HELP)]
+
+
+def choose_tuning(nlp, pipe_name: str, **options):
+    """The component's ``Tuning`` (``tuning.tuning_for``), checked against the
+    options; with ``highlight_scale``, the scale is set for this run."""
+    from ..paraphrase_spans.readout import set_highlight_scale
+    from ..tuning import tunable_names, tuning_for
+
+    try:
+        tuning = tuning_for(nlp, pipe_name)
+        tuning.check(**options)
+        set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
+    except ValueError as err:  # TuningError, an unknown highlight scale
+        raise CommandError(str(err)) from None
+    names = tunable_names(nlp)
+    if not pipe_name and len(names) > 1:
+        msg.info(f"Tuning component {tuning.name!r} (of {names}; --pipe chooses)")
+    return tuning
+
+
+def save_settings(nlp, model_dir: Path, pipe_name: str, settings: Dict[str, object], *, in_place: bool) -> None:
+    """Set cfg keys of a component and save them, keeping the component's cfg
+    and ``config.cfg`` in agreement: in place, only those two files are
+    rewritten; else the whole pipeline is written to ``model_dir``
+    (spacy_paraphrase/saving.py). SaveError when that is not safe."""
+    from ..saving import save_pipeline_to, save_settings_in_place
+
+    pipe = nlp.get_pipe(pipe_name)
+    for key, value in settings.items():
+        pipe.cfg[key] = value
+        nlp.get_pipe_config(pipe_name)[key] = value
+    if in_place:
+        save_settings_in_place(nlp, model_dir, pipe_name)
+    else:
+        save_pipeline_to(nlp, model_dir)
+
+
+def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "threshold", scores_key: str = "",
+                   start: float = 0.05, end: float = 0.95, n_trials: int = 19, n_quantiles: Optional[int] = None,
+                   highlight_scale: str = "", save: bool = False, save_to: Optional[Path] = None,
+                   batch_size: int = 8, gpu_id: int = -1):
+    """Tune ``key`` of a component of ``model`` on the pairs in ``data``:
+    returns the ``tuning.Found`` (what was chosen, the tables, the report).
+    With ``save``, the chosen settings are saved in ``model`` (in place:
+    only the component's cfg and ``config.cfg`` are rewritten); with
+    ``save_to``, there instead (a new pipeline directory, unless it is
+    ``model``). Refused before the pipeline runs when that is not safe."""
+    import numpy
+
+    from ..saving import SaveError, check_save_target
+    from ..tuning import TuningError
+
+    target = save_to if save_to is not None else (Path(model) if save else None)
+    in_place = save_to is None or (Path(model).exists() and save_to.resolve() == Path(model).resolve())
+    if target is not None:
+        try:
+            check_save_target(target, in_place=in_place)
+        except SaveError as err:
+            raise CommandError(str(err)) from None
+    nlp = load(model, gpu_id)
+    tuning = choose_tuning(nlp, pipe_name, key=key, highlight_scale=highlight_scale, n_quantiles=n_quantiles)
+    examples = process(nlp, read_examples(nlp, data), batch_size)
+    values = [round(float(v), 6) for v in numpy.linspace(start, end, n_trials)]
+    try:
+        found = tuning.find(examples, key, values, scores_key, n_quantiles)
+    except TuningError as err:
+        raise CommandError(str(err)) from None
+    if target is not None:
+        try:
+            save_settings(nlp, target, tuning.name, found.settings, in_place=in_place)
+        except SaveError as err:
+            raise CommandError(str(err)) from None
+    return found
+
+
+@app.command("find-threshold")
+def find_threshold_cli(
+    model: ModelDir,
+    data: PairDocs,
+    pipe_name: Pipe = "",
+    key: Annotated[str, typer.Option(
+        "--key", "-k",
+        help="threshold | highlight_threshold | decoding (the span decoding settings with the highlight "
+             "threshold) | vote_share (fit the vote-share map to the annotator votes); all but threshold: "
+             "paraphrase_spans only")] = "threshold",
+    scores_key: Annotated[str, typer.Option(
+        "--scores-key", "-s",
+        help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for "
+             "highlight_threshold; {pipe}_macro_f for a pair_classifier)")] = "",
+    start: Annotated[float, typer.Option("--start", help="Lowest value of the swept grid")] = 0.05,
+    end: Annotated[float, typer.Option("--end", help="Highest value of the swept grid")] = 0.95,
+    n_trials: Annotated[int, typer.Option(
+        "--n-trials", "-n", min=1, help="Number of evenly spaced grid values from --start to --end")] = 19,
+    n_quantiles: Annotated[Optional[int], typer.Option(
+        "--n-quantiles", min=0, help=QUANTILES_HELP + " (added to the --start/--end grid)")] = None,
+    highlight_scale: Annotated[str, typer.Option("--highlight-scale", help=SCALE_HELP)] = "",
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the sweep to this JSON file")] = None,
+    save: Annotated[bool, typer.Option("--save", help="Write the best value into the pipeline at MODEL")] = False,
+    save_to: Annotated[Optional[Path], typer.Option(
+        "--save-to",
+        help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)")] = None,
+    batch_size: BatchSize = 8,
+    gpu_id: GpuId = -1,
+):
+    """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
+    found = run_command(find_threshold, model, data, pipe_name, key, scores_key, start, end, n_trials, n_quantiles,
+                        highlight_scale, save, save_to, batch_size, gpu_id)
+    target = save_to if save_to is not None else (Path(model) if save else None)
+    for header, rows in found.tables:
+        msg.table(rows, header=header, divider=True)
+    if found.summary:
+        msg.good(found.summary)
+    write_json(output, found.report)
+    if target is not None:
+        if len(found.settings) == 1 and key in found.settings:
+            msg.good(f"Saved {key} = {found.settings[key]:.3f} in {target}")
+        else:
+            msg.good(f"Saved {', '.join(found.settings)} in {target}")
