@@ -4,7 +4,7 @@ filesystem helper of the package (every writer goes through it).
 - ``atomic_write(path, write)``: ``write(tmp)`` to a temporary file beside
   ``path``, synced, then renamed over ``path`` (a killed write leaves the old
   file or none, never half of one; a failed one leaves the old file and no
-  temporary file). ``replace_file`` is the same function (its older name).
+  temporary file).
 - ``staged_swap(target, build)``: ``build(new)`` makes a directory in a staging
   folder beside ``target`` (``swap_staging_dir``), synced, then swapped in for
   ``target``; when the swap fails the old ``target`` is put back. The staging
@@ -56,8 +56,6 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
-replace_file = atomic_write  # the older name (annotate/resume.py, splits.py)
-
 
 def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
     """Rewrite ``config.cfg`` and ``pipe_name``'s ``cfg`` file (when it has
@@ -67,8 +65,8 @@ def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
     cfg_file = model_dir / pipe_name / "cfg"
     if cfg_file.is_file():
         cfg = nlp.get_pipe(pipe_name).cfg
-        replace_file(cfg_file, lambda p: srsly.write_json(p, cfg))
-    replace_file(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
+        atomic_write(cfg_file, lambda p: srsly.write_json(p, cfg))
+    atomic_write(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
 
 
 def check_save_target(target: Path, *, in_place: bool) -> None:

@@ -18,7 +18,7 @@ from spacy.tokens import Doc, DocBin
 from spacy.vocab import Vocab
 
 from .corpus import read_pair_docs
-from .saving import replace_file
+from .saving import atomic_write
 
 
 def shuffled(docs: List[Doc], seed: int) -> List[Doc]:
@@ -47,7 +47,7 @@ def write_docs(docs: List[Doc], path: Union[str, Path]) -> None:
     renamed into place: a killed write leaves the old file or none."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    replace_file(path, DocBin(docs=docs, store_user_data=True).to_disk)
+    atomic_write(path, DocBin(docs=docs, store_user_data=True).to_disk)
 
 
 def check_outputs(inputs: Sequence[Union[str, Path]], outputs: Sequence[Union[str, Path]]) -> None:

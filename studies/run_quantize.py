@@ -8,7 +8,7 @@ config overrides (the pair transformer's architecture set to its v2, so a v1
 pipeline works too); ``--int8-model DIR`` loads the int8 side from a
 directory instead, as it is (the way to measure "int8-smooth", whose
 calibration the quantize command writes: ``quantize MODEL DIR --method
-smooth-int8 --calibrate TRAIN.spacy``, then ``--int8-model DIR``). Then, on the same pairs (the pair Docs of
+int8-smooth --calibrate TRAIN.spacy``, then ``--int8-model DIR``). Then, on the same pairs (the pair Docs of
 DATA.spacy, ``--limit`` first ones):
 
 speed   ``nlp.pipe(docs, batch_size=B)`` over all pairs, pair Docs copied

@@ -269,3 +269,27 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     assert attrs["vote_share"] == pytest.approx(VoteShareMap.from_cfg(share_map).predict_doc(doc, attrs["token_probs"]))
     bad = runner.invoke(app, ["find-threshold", str(model), str(plain_data), "--key", "vote_share"])
     assert bad.exit_code == 1 and "annotator votes" in bad.output
+
+
+def test_a_pipeline_that_cannot_load_is_one_line_not_a_traceback(tmp_path):
+    data = tmp_path / "dev.spacy"
+    data.write_bytes(b"")
+    for model in (str(tmp_path / "no_such_model"), "no_such_package_name"):
+        result = runner.invoke(app, ["evaluate", model, str(data)])
+        assert result.exit_code == 1 and not isinstance(result.exception, OSError)
+        assert "Cannot load the pipeline" in " ".join(result.output.split())
+    result = runner.invoke(app, ["find-threshold", str(tmp_path / "no_such_model"), str(data)])
+    assert result.exit_code == 1 and "Cannot load the pipeline" in " ".join(result.output.split())
+
+
+def test_baseline_never_replaces_a_folder_that_is_not_a_pipeline(tmp_path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "mine.txt").write_text("keep me")
+    result = runner.invoke(app, ["baseline", "lexical", str(folder)])
+    assert result.exit_code == 1 and "is not a pipeline directory" in " ".join(result.output.split())
+    assert [p.name for p in folder.iterdir()] == ["mine.txt"]
+    result = runner.invoke(app, ["baseline", "lexical", str(tmp_path / "new")])
+    assert result.exit_code == 0 and (tmp_path / "new" / "config.cfg").is_file()
+    result = runner.invoke(app, ["baseline", "always", str(tmp_path / "new")])  # a pipeline: replaced whole
+    assert result.exit_code == 0 and '"always"' in (tmp_path / "new" / "config.cfg").read_text()

@@ -10,7 +10,6 @@ from spacy_paraphrase import saving
 from spacy_paraphrase.saving import (
     STAGING_MARK,
     atomic_write,
-    replace_file,
     save_pipeline_to,
     staged_swap,
     swap_staging_dir,
@@ -70,7 +69,6 @@ def test_atomic_write_replaces_the_file_and_leaves_no_temporary_file(tmp_path):
     atomic_write(path, lambda tmp: tmp.write_text("new"))
     assert path.read_text() == "new"
     assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
-    assert replace_file is atomic_write  # the older name, still imported by other modules
 
 
 def test_atomic_write_leaves_the_old_file_when_the_write_fails(tmp_path):

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
-from ..saving import replace_file
+from ..saving import atomic_write
 
 CHECKPOINT_VERSION = 1
 
@@ -211,7 +211,7 @@ class JobFiles:
             "progress": dataclasses.asdict(progress),
         }
         with naming(self.checkpoint):
-            replace_file(self.checkpoint, lambda tmp: tmp.write_text(json.dumps(state, indent=1), encoding="utf-8"))
+            atomic_write(self.checkpoint, lambda tmp: tmp.write_text(json.dumps(state, indent=1), encoding="utf-8"))
 
     def close(self) -> None:
         for f in (self._out, self._err):

@@ -105,8 +105,10 @@ def write_json(output: Optional[Path], payload: Dict[str, object], saved: str = 
         return
     import srsly
 
+    from ..saving import atomic_write
+
     output.parent.mkdir(parents=True, exist_ok=True)
-    srsly.write_json(output, payload)
+    atomic_write(output, lambda tmp: srsly.write_json(tmp, payload))
     if saved:
         msg.good(f"{saved} {output}")
 

@@ -18,8 +18,12 @@ def baseline(kind: str, output_dir: Path, lang: str = "en") -> None:
         nlp.add_pipe("paraphrase_baseline", name="paraphrase_spans", config={"kind": kind})
     except ValueError as err:
         raise CommandError(str(err)) from None
-    output_dir.mkdir(parents=True, exist_ok=True)
-    nlp.to_disk(output_dir)
+    from ..saving import SaveError, save_pipeline_to
+
+    try:
+        save_pipeline_to(nlp, output_dir)
+    except SaveError as err:
+        raise CommandError(str(err)) from None
 
 
 @app.command("baseline")

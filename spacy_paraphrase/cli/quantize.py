@@ -1,6 +1,56 @@
 """``quantize MODEL OUTPUT_DIR``: copy a trained pipeline as one whose
 transformer runs in int8 on CPU (the work: ``spacy_paraphrase/quantize.py``)."""
-from ..quantize import quantize_cli
+from pathlib import Path
+from typing import Optional
+
+import typer
+from wasabi import msg
+
+from ..encoder.quantize import QUANTIZE_METHODS
+from ..encoder.smoothing import DEFAULT_ALPHA
+from ..quantize import DEFAULT_CALIBRATION_PAIRS, DEFAULT_METHOD, QuantizeCommandError, quantize_pipeline
 from ._util import app
 
-app.command("quantize")(quantize_cli)
+
+@app.command("quantize")
+def quantize_cli(
+    model_dir: Path = typer.Argument(..., help="Trained pipeline directory"),
+    output_dir: Path = typer.Argument(..., help="New directory for the quantized pipeline"),
+    method: str = typer.Option(
+        DEFAULT_METHOD, "--method", "-m",
+        help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (the config's quantize names; int8-token keeps "
+        "quality, int8 is faster; the older per-token-int8, dynamic-int8, smooth-int8 are still taken)"
+    ),
+    name: Optional[str] = typer.Option(
+        None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / _int8_token / _int8_smooth)"
+    ),
+    calibrate: Optional[Path] = typer.Option(
+        None, "--calibrate", help="int8-smooth: .spacy pairs to calibrate on (training pairs, not your evaluation pairs)"
+    ),
+    calibration_pairs: int = typer.Option(
+        DEFAULT_CALIBRATION_PAIRS, "--calibration-pairs", help="int8-smooth: how many pairs (a seeded sample)"
+    ),
+    alpha: float = typer.Option(
+        DEFAULT_ALPHA, "--alpha", help="int8-smooth: how much activation range moves into the weights (0-1)"
+    ),
+):
+    """Copy a trained pipeline as one whose transformer runs in int8 on CPU
+    (quantized when it is loaded; the fp32 weights are kept). int8-token
+    (the default) keeps quality; int8-smooth (calibrated on --calibrate pairs)
+    keeps it closer at the same speed; int8 is faster but can break a
+    backbone with outlier activations (measure first: studies/run_quantize.py)."""
+    try:
+        done = quantize_pipeline(model_dir, output_dir, method, name, calibrate, calibration_pairs, alpha)
+    except (QuantizeCommandError, OSError, ValueError) as err:
+        msg.fail(str(err), exits=1)
+    msg.good(
+        f"Wrote {output_dir} ('{done['name']}'): {done['quantized_linear_layers']} Linear layers "
+        f"int8 when loaded ({', '.join(s + ' = ' + repr(done['setting']) for s in done['settings'])})"
+    )
+    if done["calibration"]:
+        cal = done["calibration"]
+        msg.text(f"Activations calibrated on {cal['pairs']} pairs of {cal['data']} (alpha {cal['alpha']}).")
+    msg.text(
+        f"Load it with spacy.load('{output_dir}'); CPU only, inference only. "
+        "Its fp32 weights are kept: config override quantize = \"\" loads the pipeline as trained."
+    )

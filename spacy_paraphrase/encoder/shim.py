@@ -36,7 +36,7 @@ class PairHFShim(HFShim):
     the module when ``quantize`` is set (``set_quantize``)."""
 
     # a key of QUANTIZE_SETTINGS ("", "int8", "int8-token", "int8-smooth"); set per instance by
-    # set_quantize (the v2 architectures).
+    # set_quantize (the architectures' ``quantize`` argument).
     quantize: str = ""
     # The module as quantized by this shim (so predict checks one reference,
     # not every submodule, per batch).
@@ -148,7 +148,7 @@ def pair_shims(model: Model) -> List[PairHFShim]:
 def set_quantize(model: Model, setting: str) -> Model:
     """Set the ``quantize`` setting (a key of ``QUANTIZE_SETTINGS``) of every pair transformer
     shim in ``model``; applied when weights are loaded (``quantize.py``)."""
-    check_quantize(setting)
+    setting = check_quantize(setting)  # an older spelling -> its name
     shims = pair_shims(model)
     if not shims:
         raise ValueError("No pair transformer (PairHFShim) in this model to set quantize on.")

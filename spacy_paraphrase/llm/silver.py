@@ -20,10 +20,11 @@ from typing import Dict, Iterable, List, Tuple
 
 import numpy
 import spacy
-from spacy.tokens import Doc, DocBin, Span
+from spacy.tokens import Doc, Span
 
 from ..corpus import read_pair_docs
 from ..pair_doc import copy_pair_doc
+from ..splits import check_outputs, write_docs
 
 
 def _readout(nlp):
@@ -72,6 +73,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     nlp = spacy.load(args.model)
     try:
+        check_outputs([args.input], [args.output])
         docs, counts = silver_docs(nlp, read_pair_docs(args.input, nlp.vocab), args.soft, args.batch_size)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)
@@ -81,8 +83,7 @@ def main(argv=None) -> int:
     if not docs:
         print("error: no pair got an answer: nothing to write", file=sys.stderr)
         return 1
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    DocBin(docs=docs, store_user_data=True).to_disk(args.output)
+    write_docs(docs, args.output)
     return 0
 
 

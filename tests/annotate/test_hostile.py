@@ -252,7 +252,7 @@ def test_a_read_only_folder_ends_with_one_line_naming_it(annotate_model, tmp_pat
     def refused(path, write):
         raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path.with_name(f".{path.name}.tmp")))
 
-    monkeypatch.setattr(resume, "replace_file", refused)
+    monkeypatch.setattr(resume, "atomic_write", refused)
     failed(annotate(annotate_model, corpus, out), ".out.jsonl.checkpoint.json.tmp: Permission denied")
     monkeypatch.undo()
     assert annotate(annotate_model, corpus, out).exit_code == 0
