@@ -17,7 +17,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
-from ..dialogs.streaming import json_type
+from ..dialogs.fields import json_type
 from ..saving import atomic_write
 from .local import Summary, run_local
 from .resume import checkpoint_path

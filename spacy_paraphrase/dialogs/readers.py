@@ -11,15 +11,9 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
+from .fields import IdTypes, RecordError, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
-    IdTypes,
-    RecordError,
-    as_id,
-    as_order,
-    as_speaker,
-    as_text,
     iter_json_lines,
-    json_type,
     not_a_file,
     read_grouped,
     read_json_at,

@@ -13,16 +13,10 @@ from .turns import (
     Utterance,
     reporter,
 )
+from .fields import IdTypes, RecordError, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
-    IdTypes,
-    RecordError,
-    as_id,
-    as_order,
-    as_speaker,
-    as_text,
     iter_csv_records,
     iter_json_lines,
-    json_type,
     open_binary,
     quoting_mode,
     read_csv_at,
