@@ -7,73 +7,16 @@ repository path a command reads is in the repository, written by a
 project.yml command, or written by an earlier command of the same block."""
 import importlib.util
 import re
-import shlex
 from pathlib import Path
-from typing import Iterator, List, Set, Tuple
+from typing import List
 
 import pytest
 import srsly
 import typer
 from typer._click import exceptions as click_errors
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-# the first parts of repository paths a command may read
-REPO_DIRS = ("training/", "corpus/", "configs/", "metrics/", "packages/", "assets/", "docs/", "scripts/")
-
-
-def code_blocks(path: Path) -> Iterator[str]:
-    for lang, block in re.findall(r"^```(\w*)\n(.*?)^```", path.read_text(encoding="utf-8"), flags=re.S | re.M):
-        if lang in ("bash", "sh", "console", "shell", ""):
-            yield block
-
-
-def commands(block: str) -> Iterator[List[str]]:
-    """The simple commands of a shell block (continuations joined, split at && ; | and newlines)."""
-    text = re.sub(r"\\\n\s*", " ", block).replace("\\|", "|")
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = re.sub(r"^\$\s+", "", line)
-        for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line):
-            try:
-                words = shlex.split(part, comments=True)
-            except ValueError:
-                continue
-            while words and re.fullmatch(r"[A-Z_]+=\S*", words[0]):  # VAR=value prefixes
-                words = words[1:]
-            if words:
-                yield words
-
-
-def python_module(words: List[str]) -> Tuple[str, List[str]]:
-    """(module, args) of `python -m module args` (any python path), else ("", [])."""
-    if len(words) >= 3 and Path(words[0]).name.startswith("python") and words[1] == "-m":
-        return words[2], words[3:]
-    return "", []
-
-
-def inline_commands(path: Path) -> Iterator[str]:
-    """Commands shown inline in the prose: `python -m ...`, `spacy project run ...`."""
-    text = re.sub(r"^```.*?^```", "", path.read_text(encoding="utf-8"), flags=re.S | re.M)
-    for span in re.findall(r"`([^`\n]+)`", text.replace("\n", " ").replace("` `", " ")):
-        if re.match(r"(\.venv/bin/)?python -m \w|spacy project run ", span):
-            # a synopsis's alternatives (`lexical\|always DIR`, `[--save \| --save-to DIR]`): the first
-            yield re.sub(r"\s*\\?\|\s*(-[^\s\]]+(\s+[A-Z][A-Z_.]*)?|[^\s\]]+)", "", span)
-
-
-def documented() -> List[Tuple[str, List[str], List[List[str]]]]:
-    """(file, command words, the earlier commands of its block) for every command shown."""
-    out = []
-    for path in DOCS:
-        where = str(path.relative_to(ROOT))
-        for block in [*code_blocks(path), *inline_commands(path)]:
-            earlier: List[List[str]] = []
-            for words in commands(block):
-                out.append((where, words, list(earlier)))
-                earlier.append(words)
-    return out
+from tests.docs_blocks import (REPO_DIRS, ROOT, documented, input_paths, is_group, is_placeholder,
+                               python_module, synopsis_words)
 
 
 def project_outputs() -> List[re.Pattern]:
@@ -85,26 +28,6 @@ def project_outputs() -> List[re.Pattern]:
             parts = re.split(r"\$\{vars\.\w+\}", output)
             outs.append(re.compile("[^/]*".join(map(re.escape, parts)) + "(/.*)?"))
     return outs
-
-
-def synopsis_words(args: List[str]) -> List[str]:
-    """A synopsis as a command line: optional parts `[--opt VALUE]` taken, `[options]` dropped, a
-    number placeholder (N, K) given a number."""
-    out = []
-    for word in args:
-        if word in ("[options]", "[OPTIONS]", "..."):
-            continue
-        word = word.strip("[]")
-        out.append("1" if re.fullmatch(r"[NK]", word) else word)
-    return out
-
-
-def is_group(cmd) -> bool:
-    return hasattr(cmd, "get_command") and hasattr(cmd, "list_commands")
-
-
-def is_placeholder(word: str) -> bool:
-    return bool(re.search(r"[A-Z]{3,}|<|\.\.\.|\*|\$|\{", word))
 
 
 CLI_CALLS = [(f, w[3:]) for f, w, _ in documented() if python_module(w)[0] == "spacy_paraphrase"]
@@ -164,33 +87,6 @@ def test_documented_project_commands_exist():
             if words[3] not in names:
                 unknown.append((where, words[3]))
     assert not unknown, unknown
-
-
-OUTPUT_PARAMS = re.compile(r"output|save|errors|^out")
-
-
-def input_paths(args: List[str]) -> List[str]:
-    """The values the parser gives the command's parameters that are not outputs."""
-    from spacy_paraphrase.cli import app
-
-    cmd = typer.main.get_command(app)
-    ctx = cmd.make_context("spacy-paraphrase", [], resilient_parsing=True)
-    args = list(args)
-    while is_group(cmd) and args and not args[0].startswith("-"):
-        cmd = cmd.get_command(ctx, args.pop(0))
-        if cmd is None:
-            return []
-    if "--help" in args:
-        return []
-    parsed = cmd.make_context(cmd.name, synopsis_words(args), resilient_parsing=True).params
-    values = []
-    for name, value in parsed.items():
-        if OUTPUT_PARAMS.search(name):
-            continue
-        for item in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(item, (str, Path)):
-                values.append(str(item))
-    return values
 
 
 def test_documented_paths_exist_or_are_written_first():
