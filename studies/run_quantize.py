@@ -96,7 +96,7 @@ def cpu_flags() -> List[str]:
 
 def overrides(model_dir: Path, setting: str) -> Dict[str, str]:
     """Config overrides loading ``model_dir`` with ``quantize = setting``."""
-    from spacy_paraphrase.quantize import quantize_overrides
+    from spacy_paraphrase.quantized_pipeline import quantize_overrides
 
     out = quantize_overrides(model_dir, setting)
     if not out:

@@ -1,4 +1,4 @@
-"""``python -m spacy_paraphrase quantize`` (spacy_paraphrase/quantize.py): a
+"""``python -m spacy_paraphrase quantize`` (spacy_paraphrase/quantized_pipeline.py): a
 new pipeline directory that plain ``spacy.load`` runs int8, the fp32 weights
 kept, config and meta rewritten, one vocabulary of method names (the older
 spellings still taken), v1 written, clear refusals."""
@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from spacy_paraphrase import token_probs
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.encoder.quantize import PerTokenInt8Linear, is_quantized
-from spacy_paraphrase.quantize import quantize_config, quantize_overrides
+from spacy_paraphrase.quantized_pipeline import quantize_config, quantize_overrides
 
 runner = CliRunner()
 

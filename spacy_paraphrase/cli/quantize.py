@@ -1,5 +1,5 @@
 """``quantize MODEL OUTPUT_DIR``: copy a trained pipeline as one whose
-transformer runs in int8 on CPU (the work: ``spacy_paraphrase/quantize.py``)."""
+transformer runs in int8 on CPU (the work: ``spacy_paraphrase/quantized_pipeline.py``)."""
 from pathlib import Path
 from typing import Optional
 
@@ -8,7 +8,7 @@ from wasabi import msg
 
 from ..encoder.quantize import QUANTIZE_METHODS
 from ..encoder.smoothing import DEFAULT_ALPHA
-from ..quantize import DEFAULT_CALIBRATION_PAIRS, DEFAULT_METHOD, QuantizeCommandError, quantize_pipeline
+from ..quantized_pipeline import DEFAULT_CALIBRATION_PAIRS, DEFAULT_METHOD, QuantizeCommandError, quantize_pipeline
 from ._util import app
 
 

@@ -1,0 +1,42 @@
+"""The house rules a newcomer relies on: no file over 400 lines in the
+package, benchmarks, scripts and studies; docs/results.md within 200 lines;
+no process words in the docs; every command in its own module of
+spacy_paraphrase/cli/, named after it; no command line outside cli/."""
+import re
+from pathlib import Path
+
+import typer.main
+
+from spacy_paraphrase.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LINES = 400
+
+
+def test_no_file_over_400_lines():
+    long = {str(p.relative_to(ROOT)): n for folder in ("spacy_paraphrase", "benchmarks", "scripts", "studies")
+            for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
+
+
+def test_results_md_is_short_and_the_docs_speak_of_the_product():
+    assert len((ROOT / "docs" / "results.md").read_text(encoding="utf-8").splitlines()) <= 200
+    words = re.compile(r"\b(issues?|sessions?)\b", re.I)
+    found = [f"{p.name}:{i}" for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if words.search(line)]
+    assert found == []
+
+
+def _commands(group, prefix=()):
+    for name, command in group.commands.items():
+        if hasattr(command, "commands"):
+            yield from _commands(command, prefix + (name,))
+        else:
+            yield prefix + (name,), command
+
+
+def test_every_command_lives_in_the_cli_module_named_after_it():
+    placed = {" ".join(name): command.callback.__module__ for name, command in _commands(typer.main.get_command(app))}
+    expected = {name: "spacy_paraphrase.cli." + name.split()[0].replace("-", "_") for name in placed}
+    assert placed == expected
+    assert [p.name for p in (ROOT / "spacy_paraphrase").rglob("cli.py")] == []
