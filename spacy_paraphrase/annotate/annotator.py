@@ -3,10 +3,10 @@ annotate records: the piece both engines (local and Ray) run per batch."""
 import re
 from typing import Any, Dict, List, Mapping, Optional
 
-import spacy
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..loading import load_pipeline
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
 from .record_format import make_record, turn_speakers
@@ -49,19 +49,6 @@ def find_readout(nlp: Language) -> Readout:
         f"The pipeline has no paraphrase_spans component (components: {nlp.pipe_names}); "
         "annotate needs a pipeline trained with spacy-paraphrase."
     )
-
-
-def load_pipeline(model: str, gpu_id: int = -1) -> Language:
-    """``spacy.load(model)``, on GPU ``gpu_id`` when it is >= 0 (required then)."""
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
-    try:
-        return spacy.load(model)
-    except OSError as err:  # spaCy's E050/E053: not (all of) a pipeline
-        raise ValueError(
-            f"The model {model} cannot be loaded ({err}); pass a complete pipeline directory (as "
-            "`spacy project run all` writes training/contextdep_minilm_cpu/model-tuned) or an installed pipeline package."
-        ) from None
 
 
 class PairAnnotator:

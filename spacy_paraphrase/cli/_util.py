@@ -53,15 +53,12 @@ Lang = Annotated[str, typer.Option("--lang", help="Language of the blank pipelin
 def load(model: str, gpu_id: int = -1):
     """``spacy.load(model)`` on GPU ``gpu_id`` (-1: CPU). CommandError when the
     pipeline cannot be loaded (no such package or directory, a broken one)."""
-    import spacy
+    from ..loading import load_pipeline
 
-    if gpu_id >= 0:
-        spacy.require_gpu(gpu_id)
     try:
-        return spacy.load(model)
-    except (OSError, ValueError) as err:  # spaCy's E050/E053, a bad config
-        where = "directory" if Path(model).exists() else "package or directory"
-        raise CommandError(f"Cannot load the pipeline {model!r} (a {where}): {str(err).strip()}") from None
+        return load_pipeline(model, gpu_id)
+    except ValueError as err:
+        raise CommandError(str(err)) from None
 
 
 def read_examples(nlp, data: Path) -> list:

@@ -1,5 +1,5 @@
 """``visualize INPUT OUTPUT.html``: a self-contained page of the pairs'
-highlights (reading: ``visualize/loading.py``; the page: ``visualize/markup.py``)."""
+highlights (reading: ``visualize/inputs.py``; the page: ``visualize/markup.py``)."""
 import math
 from pathlib import Path
 from typing import Optional
@@ -9,7 +9,7 @@ from wasabi import msg
 
 from ..annotate.paths import same_file
 from ..saving import atomic_write
-from ..visualize.loading import load_views, sort_views
+from ..visualize.inputs import load_views, sort_views
 from ..visualize.markup import render_views
 from ..visualize.style import DEFAULT_SHADE_SCALE, check_shade_scale
 from ._util import app

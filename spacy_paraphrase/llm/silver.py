@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Tuple
 
 import numpy
-import spacy
 from spacy.tokens import Doc, Span
 
 from ..corpus import read_pair_docs
+from ..loading import load_pipeline
 from ..pair_doc import copy_pair_doc
 from ..splits import check_outputs, write_docs
 
@@ -71,9 +71,9 @@ def main(argv=None) -> int:
     parser.add_argument("--soft", action="store_true", help="vote shares as soft targets")
     parser.add_argument("--batch-size", type=int, default=8)
     args = parser.parse_args(argv)
-    nlp = spacy.load(args.model)
     try:
         check_outputs([args.input], [args.output])
+        nlp = load_pipeline(args.model)
         docs, counts = silver_docs(nlp, read_pair_docs(args.input, nlp.vocab), args.soft, args.batch_size)
     except (ValueError, FileNotFoundError) as err:
         print(f"error: {err}", file=sys.stderr)

@@ -7,7 +7,7 @@ annotators who highlighted them, spans outlined and linked across the turns,
 and a head line with the pair score against the decision threshold, the
 margin, the vote share and the agreement (their meanings in the legend).
 ``displacy_manual`` gives displaCy's own ``style="span"`` input. The command
-``python -m spacy_paraphrase visualize`` writes a page (``spacy_paraphrase/cli/visualize.py``; its inputs: ``loading.py``). What the
+``python -m spacy_paraphrase visualize`` writes a page (``spacy_paraphrase/cli/visualize.py``; its inputs: ``inputs.py``). What the
 pictures read is the README's "What the component writes"; usage in
 docs/visualize.md.
 """

@@ -235,7 +235,7 @@ def test_command_passes_the_ray_options(corpus, tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_visualize_reads_the_ray_output_directory(runs):
-    from spacy_paraphrase.visualize.loading import load_views
+    from spacy_paraphrase.visualize.inputs import load_views
 
     base, _, remote = runs
     views = load_views(base / "ray")

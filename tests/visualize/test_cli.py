@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app as main_app
 from spacy_paraphrase.cli.visualize import visualize_cli
-from spacy_paraphrase.visualize.loading import sort_views
+from spacy_paraphrase.visualize.inputs import sort_views
 from tests.visualize.helpers import model_doc
 
 # A wide terminal: rich lays --help out (and cuts option names) at the width
