@@ -281,7 +281,7 @@ def docs_runs(trained_pipeline, tmp_path_factory, request):
 
 def check(result: subprocess.CompletedProcess, what: str) -> None:
     assert result.returncode == 0 and "Traceback" not in result.stderr, (
-        f"`{what}` failed (rc {result.returncode}); not runnable here? add it to SKIP with the reason\n"
+        f"{what} failed (rc {result.returncode}); cannot run here? add it to SKIP with the reason\n"
         f"command: {' '.join(result.args[1:])[:3000]}\n"
         f"stdout:\n{result.stdout[-3000:]}\nstderr:\n{result.stderr[-3000:]}")
 
@@ -306,11 +306,11 @@ def test_documented_command_runs(docs_runs, where, text, args, before):
     if args == ["spacy_paraphrase"]:  # the bare command shows the usage, exiting 2 as click does
         assert result.returncode in (0, 2) and "Usage" in result.stdout and "Traceback" not in result.stderr
         return
-    check(result, f"python -m {text}` ({where}")
+    check(result, f"`python -m {text}` ({where})")
 
 
 @pytest.mark.parametrize("where,name,code", BLOCKS, ids=[name for _, name, _ in BLOCKS])
 def test_documented_python_block_runs(docs_runs, where, name, code):
     if name in SKIP:
         pytest.skip(f"{name}: {SKIP[name]}")
-    check(docs_runs[name], f"{name}:\n{textwrap.indent(code, '    ')}")
+    check(docs_runs[name], f"{name}\n{textwrap.indent(code, '    ')}\n")
