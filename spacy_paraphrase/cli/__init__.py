@@ -16,6 +16,7 @@ split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
 quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
 backbone        list / install the backbones that can be built offline
+llm             serve a local LLM; silver training data from an LLM pipeline
 """
 from ._util import app
 
@@ -25,6 +26,7 @@ from .backbone import backbone_app  # noqa: F401
 from .annotate import annotate_cli  # noqa: F401
 from .visualize import visualize_cli  # noqa: F401
 from .quantize import quantize_cli  # noqa: F401
+from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401
 from .find_threshold import find_threshold, find_threshold_cli  # noqa: F401
 from .cross_tune import cross_tune, cross_tune_cli  # noqa: F401

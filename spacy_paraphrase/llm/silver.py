@@ -1,7 +1,7 @@
 """Silver training data from an LLM pipeline: run it on pair Docs and write
 them as reference Docs for ``spacy train`` with ``paraphrase_spans``.
 
-    python -m spacy_paraphrase.llm.silver LLM_PIPELINE pairs.spacy silver.spacy [--soft]
+    python -m spacy_paraphrase llm silver LLM_PIPELINE pairs.spacy silver.spacy [--soft]   (cli/llm.py)
 
 Each written Doc is a fresh copy of the pair (tokens, turns, their attrs)
 with ``doc.spans["paraphrase"]`` = the LLM's spans and, with ``--soft``,
@@ -12,9 +12,7 @@ a parsed sample (failed request, unparsable answers: pair score NaN) are left
 out and counted; the command exits 1 when none is left. Input Docs that
 carry gold annotations keep none of them.
 """
-import argparse
 import math
-import sys
 from pathlib import Path
 from typing import Dict, Iterable, List, Tuple
 
@@ -63,29 +61,20 @@ def silver_docs(nlp, docs: Iterable[Doc], soft: bool = False, batch_size: int = 
     return out, counts
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Silver training data from an LLM pipeline (docs/llm.md)")
-    parser.add_argument("model")
-    parser.add_argument("input", type=Path)
-    parser.add_argument("output", type=Path)
-    parser.add_argument("--soft", action="store_true", help="vote shares as soft targets")
-    parser.add_argument("--batch-size", type=int, default=8)
-    args = parser.parse_args(argv)
+
+def write_silver(model: str, input_path: Path, output_path: Path, soft: bool = False,
+                 batch_size: int = 8) -> Dict[str, int]:
+    """Run the LLM pipeline ``model`` on the pairs of ``input_path`` and write
+    the silver Docs to ``output_path``; returns the counts. ValueError (the
+    output is the input, no pipeline, unreadable pairs, no pair answered)."""
+    check_outputs([input_path], [output_path])
+    nlp = load_pipeline(model)
     try:
-        check_outputs([args.input], [args.output])
-        nlp = load_pipeline(args.model)
-        docs, counts = silver_docs(nlp, read_pair_docs(args.input, nlp.vocab), args.soft, args.batch_size)
-    except (ValueError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    print(f"{counts['pairs']} pairs: {counts['written']} written ({counts['paraphrases']} paraphrases), "
-          f"{counts['no_answer']} left out (no parsed answer)")
+        docs, counts = silver_docs(nlp, read_pair_docs(input_path, nlp.vocab), soft, batch_size)
+    except FileNotFoundError as err:
+        raise ValueError(str(err)) from None
     if not docs:
-        print("error: no pair got an answer: nothing to write", file=sys.stderr)
-        return 1
-    write_docs(docs, args.output)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+        raise ValueError(f"no pair of {input_path} got an answer ({counts['no_answer']} without a parsed "
+                         "answer): nothing written")
+    write_docs(docs, output_path)
+    return counts

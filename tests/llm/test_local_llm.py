@@ -21,7 +21,7 @@ PAIRS = [(GUEST, HOST), ("It rained all day.", "How was the match?"),
 def test_gemma_end_to_end(tmp_path):
     require("spacy_llm", "the LLM task")
     require("rapidfuzz", "fuzzy quote alignment")
-    from spacy_paraphrase.llm.local import local_server, missing
+    from spacy_paraphrase.llm.server import local_server, missing
     from tests.util import skip_optional
 
     if missing():

@@ -48,9 +48,17 @@ def llm_pipeline(tmp_path):
     return tmp_path / "llm"
 
 
-def test_silver_docs_soft_and_hard(tmp_path, llm_pipeline):
-    from spacy_paraphrase.llm.silver import main
+def main(args):
+    """``llm silver ARGS``'s exit status (its output in the result)."""
+    from typer.testing import CliRunner
 
+    from spacy_paraphrase.cli import app
+
+    main.result = CliRunner().invoke(app, ["llm", "silver", *args])
+    return main.result.exit_code
+
+
+def test_silver_docs_soft_and_hard(tmp_path, llm_pipeline):
     nlp = spacy.blank("en")
     write_pairs(tmp_path / "pairs.spacy", nlp)
     with pytest.warns(UserWarning, match="1 of 3 pairs"):
@@ -71,16 +79,16 @@ def test_silver_docs_soft_and_hard(tmp_path, llm_pipeline):
     assert "token_targets" not in hard[0].reference.spans["paraphrase"].attrs
 
 
-def test_silver_exits_1_without_any_answer(tmp_path, capsys):
-    from spacy_paraphrase.llm.silver import main
-
+def test_silver_exits_1_without_any_answer(tmp_path):
     srsly.write_jsonl(tmp_path / "rec.jsonl", [{"match": "", "error": "down"}])
     run("-m", "spacy", "assemble", str(ROOT / "configs" / "llm_replay.cfg"), str(tmp_path / "llm"),
         "--paths.recordings", str(tmp_path / "rec.jsonl"), cwd=tmp_path)
     write_pairs(tmp_path / "pairs.spacy", spacy.blank("en"))
     with pytest.warns(UserWarning):
         assert main([str(tmp_path / "llm"), str(tmp_path / "pairs.spacy"), str(tmp_path / "out.spacy")]) == 1
-    assert "no pair got an answer" in capsys.readouterr().err and not (tmp_path / "out.spacy").exists()
+    assert "got an answer" in " ".join(main.result.output.split()) and not (tmp_path / "out.spacy").exists()
+    assert main([str(tmp_path / "llm"), str(tmp_path / "pairs.spacy"), str(tmp_path / "pairs.spacy")]) == 1
+    assert "is also an input" in " ".join(main.result.output.split())
 
 
 @pytest.mark.slow
@@ -97,7 +105,7 @@ def test_worked_sequence_evaluate_silver_train(tmp_path, llm_pipeline, tiny_bert
         "-o", str(tmp_path / "scores.json"), cwd=tmp_path)
     scores = json.loads((tmp_path / "scores.json").read_text())
     assert scores["paraphrase_llm_pair_acc"] == 1.0 and scores["paraphrase_llm_jaccard_first"] == 1.0
-    run("-m", "spacy_paraphrase.llm.silver", str(llm_pipeline), str(tmp_path / "pairs.spacy"),
+    run("-m", "spacy_paraphrase", "llm", "silver", str(llm_pipeline), str(tmp_path / "pairs.spacy"),
         str(tmp_path / "silver.spacy"), "--soft", cwd=tmp_path)
     run("-m", "spacy", "train", str(ROOT / "configs" / "contextdep_minilm_cpu.cfg"), "--output", str(tmp_path / "out"),
         "--paths.train", str(tmp_path / "silver.spacy"), "--paths.dev", str(tmp_path / "dev.spacy"),

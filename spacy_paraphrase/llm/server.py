@@ -6,9 +6,8 @@ Gemma terms of use) with llama-cpp-python's OpenAI-compatible server on
     with local_server() as base_url:   # e.g. http://127.0.0.1:PORT/v1, model name "gemma"
         ...
 
-    python -m spacy_paraphrase.llm.local --port 8080   # serve until Ctrl-C
+    python -m spacy_paraphrase llm serve --port 8080   # serve until Ctrl-C (cli/llm.py)
 """
-import argparse
 import contextlib
 import importlib.util
 import os
@@ -86,20 +85,13 @@ def local_server(port: Optional[int] = None, *, n_ctx: int = 4096, threads: int 
             out.close()
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Serve Gemma 3 270M (base) on 127.0.0.1 (OpenAI-compatible)")
-    parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--n-ctx", type=int, default=4096)
-    parser.add_argument("--threads", type=int, default=2)
-    args = parser.parse_args()
-    with local_server(args.port, n_ctx=args.n_ctx, threads=args.threads) as base:
+
+def serve(port: int = 8080, n_ctx: int = 4096, threads: int = 2) -> None:
+    """Serve until interrupted (Ctrl-C)."""
+    with local_server(port, n_ctx=n_ctx, threads=threads) as base:
         print(f"serving {MODEL_ALIAS} at {base} (Ctrl-C stops)", flush=True)
         try:
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:
             pass
-
-
-if __name__ == "__main__":
-    main()
