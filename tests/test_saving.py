@@ -16,6 +16,18 @@ from spacy_paraphrase.saving import (
 )
 
 
+def fail_the_swap_into(target, monkeypatch):
+    """Renaming the staged ``new`` directory onto ``target`` fails (a full or read-only parent)."""
+    real_rename = pathlib.Path.rename
+
+    def failing_rename(self, dest):
+        if self.name == "new" and pathlib.Path(dest) == target:
+            raise OSError("no space left on device")
+        return real_rename(self, dest)
+
+    monkeypatch.setattr(pathlib.Path, "rename", failing_rename)
+
+
 def test_staging_clears_what_a_killed_run_left_and_nothing_else(tmp_path):
     target = tmp_path / "int8"
     left = swap_staging_dir(target)  # a run killed after this point leaves the folder behind
@@ -48,14 +60,7 @@ def test_save_to_restores_the_earlier_pipeline_when_the_swap_fails(tmp_path, mon
     raised, and no staging folder is left."""
     target = tmp_path / "tuned"
     save_pipeline_to(_blank("earlier"), target)
-    real_rename = pathlib.Path.rename
-
-    def failing_rename(self, dest):
-        if self.name == "new" and pathlib.Path(dest) == target:
-            raise OSError("no space left on device")
-        return real_rename(self, dest)
-
-    monkeypatch.setattr(pathlib.Path, "rename", failing_rename)
+    fail_the_swap_into(target, monkeypatch)
     with pytest.raises(OSError, match="no space"):
         save_pipeline_to(_blank("new"), target)
     monkeypatch.undo()
@@ -140,14 +145,7 @@ def test_staged_swap_keeps_the_old_directory_when_the_build_fails(tmp_path):
 def test_staged_swap_restores_the_old_directory_when_the_swap_fails(tmp_path, monkeypatch):
     target = tmp_path / "out"
     staged_swap(target, lambda new: _folder(new, "old"))
-    real_rename = pathlib.Path.rename
-
-    def failing_rename(self, dest):
-        if self.name == "new" and pathlib.Path(dest) == target:
-            raise OSError("no space left on device")
-        return real_rename(self, dest)
-
-    monkeypatch.setattr(pathlib.Path, "rename", failing_rename)
+    fail_the_swap_into(target, monkeypatch)
     with pytest.raises(OSError, match="no space"):
         staged_swap(target, lambda new: _folder(new, "new"))
     monkeypatch.undo()

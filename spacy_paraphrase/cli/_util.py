@@ -75,6 +75,21 @@ def read_examples(nlp, data: Path) -> list:
     return examples
 
 
+def read_docs_to_write(input_path: Path, outputs: List[Path], lang: str) -> list:
+    """The Docs of the ``.spacy`` file ``input_path`` (read into a blank
+    ``lang`` vocab) for a command that writes ``outputs``; CommandError when
+    an output is the input or given twice, or the file cannot be read."""
+    import spacy
+
+    from ..splits import check_outputs, read_docs
+
+    try:
+        check_outputs([input_path], outputs)
+        return read_docs(input_path, spacy.blank(lang).vocab)
+    except (ValueError, OSError) as err:
+        raise CommandError(str(err)) from None
+
+
 def process(nlp, examples: list, batch_size: int) -> list:
     """The Examples with their predicted side run through the pipeline (once)."""
     from spacy.training import Example

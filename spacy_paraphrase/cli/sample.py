@@ -5,20 +5,17 @@ from typing import Annotated, Tuple
 import typer
 from wasabi import msg
 
-from ._util import CommandError, DocsLang, DrawSeed, app, run_command
+from ._util import CommandError, DocsLang, DrawSeed, app, read_docs_to_write, run_command
 
 
 def sample(input_path: Path, output_path: Path, n: int, seed: int = 0, lang: str = "xx") -> Tuple[int, int]:
     """Write ``n`` Docs drawn from ``input_path``; returns (kept, all)."""
-    import spacy
+    from ..splits import sample_docs, write_docs
 
-    from ..splits import check_outputs, read_docs, sample_docs, write_docs
-
+    docs = read_docs_to_write(input_path, [output_path], lang)
     try:
-        check_outputs([input_path], [output_path])
-        docs = read_docs(input_path, spacy.blank(lang).vocab)
         kept = sample_docs(docs, n, seed)
-    except (ValueError, OSError) as err:
+    except ValueError as err:
         raise CommandError(str(err)) from None
     if len(kept) < n:
         msg.warn(f"Only {len(docs)} Docs in {input_path}: kept all of them")

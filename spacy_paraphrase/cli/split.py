@@ -5,21 +5,18 @@ from typing import Annotated, Tuple
 import typer
 from wasabi import msg
 
-from ._util import CommandError, DocsLang, DrawSeed, app, run_command
+from ._util import CommandError, DocsLang, DrawSeed, app, read_docs_to_write, run_command
 
 
 def split(input_path: Path, train_path: Path, dev_path: Path, n_dev: int, seed: int = 0,
           lang: str = "xx") -> Tuple[int, int]:
     """Write the held-out ``n_dev`` Docs and the rest; returns their numbers."""
-    import spacy
+    from ..splits import split_docs, write_docs
 
-    from ..splits import check_outputs, read_docs, split_docs, write_docs
-
+    docs = read_docs_to_write(input_path, [train_path, dev_path], lang)
     try:
-        check_outputs([input_path], [train_path, dev_path])
-        docs = read_docs(input_path, spacy.blank(lang).vocab)
         train, dev = split_docs(docs, n_dev, seed)
-    except (ValueError, OSError) as err:
+    except ValueError as err:
         raise CommandError(str(err)) from None
     write_docs(train, train_path)
     write_docs(dev, dev_path)
