@@ -7,9 +7,9 @@ there, two side by side, SPACY_PARAPHRASE_DOCS_JOBS to change): every model path
 (training/..., packages/...) holds the tests' tiny trained pipeline, every data path a tiny file of
 its kind (.spacy: a DocBin of tests.util.make_examples; .jsonl: MediaSum dialogs; .csv: a turn
 table; .tsv: ContextDeP rows or sentence pairs; a directory: a ConvoKit corpus), made only where no
-earlier command of the same block writes it (that one runs first). A synopsis runs without its
-optional `[...]` parts, its placeholders (MODEL, DATA.spacy, OUTPUT, ...) given the values of
-PLACEHOLDERS. A python block runs after the earlier python blocks of its page, as in one session.
+earlier command of the same block writes it (that one runs first). A synopsis runs with its
+optional `[...]` parts (the first of alternatives), its placeholders (MODEL, DATA.spacy, OUTPUT,
+...) given the values of PLACEHOLDERS. A python block runs after the earlier python blocks of its page, as in one session.
 Passing means exit status 0 and no traceback.
 
 A command or block that cannot run here is in SKIP, keyed by its text, with the reason; one that
@@ -86,18 +86,6 @@ SKIP: Dict[str, str] = {
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
 
 
-def required_words(args: List[str]) -> List[str]:
-    """A synopsis without its optional parts (`[--opt VALUE]`; they need not go together, e.g.
-    `[--method M] [--calibrate PAIRS.spacy]`: test_docs_commands.py parses them)."""
-    out, depth = [], 0
-    for word in args:
-        depth += word.count("[")
-        if not depth:
-            out.append(word)
-        depth -= word.count("]")
-    return out
-
-
 # placeholder values a command writes: a new path for each command, as a user would give
 FRESH = {"out/quantized", "out/quantized_named", "annotated.jsonl", "corpus/converted.spacy", "metrics/strings.json",
          "page.html", "corpus/split/train.spacy", "corpus/split/dev.spacy"}
@@ -109,7 +97,7 @@ def resolve(args: List[str], documented_args: List[str]) -> List[str]:
     command = args[0] if args else None
     tag = zlib.crc32(" ".join(documented_args).encode()) % 10000
     out = []
-    for word in synopsis_words(required_words(args)):
+    for word in synopsis_words(args):
         value = PLACEHOLDERS.get((command, word), PLACEHOLDERS.get((None, word), word))
         if value in FRESH and value != word:
             path = Path(value)
