@@ -33,3 +33,16 @@ def trained_pipeline(tiny_bert):
     for _ in range(10):
         nlp.update(examples, sgd=opt)
     return nlp, examples
+
+
+def pytest_terminal_summary(terminalreporter):
+    """One line saying how many documented commands ran (tests/test_docs_run.py),
+    so a CI log shows the docs run test ran, not only that nothing failed."""
+    def docs(outcome):
+        return [r for r in terminalreporter.stats.get(outcome, [])
+                if getattr(r, "nodeid", "").startswith("tests/test_docs_run.py") and getattr(r, "when", "call") == "call"]
+
+    ran, failed, skipped = docs("passed"), docs("failed"), docs("skipped")
+    if ran or failed or skipped:
+        terminalreporter.write_sep("-", f"documented commands and blocks (tests/test_docs_run.py): {len(ran)} ran, "
+                                        f"{len(failed)} failed, {len(skipped)} skipped (each reason in the skip list)")
