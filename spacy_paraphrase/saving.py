@@ -26,7 +26,7 @@ import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Callable, Dict, Optional
 
 import srsly
 
@@ -154,3 +154,18 @@ def save_pipeline_to(nlp, target: Path) -> None:
     target = Path(target)
     check_save_target(target, in_place=False)
     staged_swap(target, nlp.to_disk)
+
+
+def save_settings(nlp, model_dir: Path, pipe_name: str, settings: Dict[str, object], *, in_place: bool) -> None:
+    """Set cfg keys of a component and save them, keeping the component's cfg
+    and ``config.cfg`` in agreement: in place, only those two files are
+    rewritten; else the whole pipeline is written to ``model_dir``
+    (module doc). SaveError when that is not safe."""
+    pipe = nlp.get_pipe(pipe_name)
+    for key, value in settings.items():
+        pipe.cfg[key] = value
+        nlp.get_pipe_config(pipe_name)[key] = value
+    if in_place:
+        save_settings_in_place(nlp, model_dir, pipe_name)
+    else:
+        save_pipeline_to(nlp, model_dir)

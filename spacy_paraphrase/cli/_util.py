@@ -9,6 +9,8 @@ from typing import Annotated, Callable, Dict, List, Optional, TypeVar
 import typer
 from wasabi import msg
 
+from ..pair_classifier.thresholds import N_QUANTILES
+
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
 T = TypeVar("T")
@@ -41,7 +43,6 @@ Repeats = Annotated[int, typer.Option("--repeats", "-r", min=1, help="Number of 
 FoldSeed = Annotated[int, typer.Option("--seed", help=FOLD_SEED_HELP)]
 DrawSeed = Annotated[int, typer.Option("--seed", help="Seed of the random draw")]
 DocsLang = Annotated[str, typer.Option("--lang", help="Language of the vocab the Docs are read into")]
-JsonOutput = Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the result to this JSON file")]
 # convert <format>
 InputPath = Annotated[Path, typer.Argument(help="Input file", metavar="INPUT")]
 OutputPath = Annotated[Path, typer.Argument(help="Output .spacy file", metavar="OUTPUT")]
@@ -49,10 +50,20 @@ SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Leave bad rows out (c
 Lang = Annotated[str, typer.Option("--lang", help="Language of the blank pipeline used for tokenization")]
 
 
+# find-threshold, cross-tune
+QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
+                  f"decided probabilities on the tuning pairs (default {N_QUANTILES}; "
+                  "0: the grid alone)")
+PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
+             "(default: 'paraphrase_spans', else the pipeline's first of either)")
+Pipe = Annotated[str, typer.Option("--pipe", "-p", help=PIPE_HELP)]
+NQuantiles = Annotated[Optional[int], typer.Option("--n-quantiles", min=0, help=QUANTILES_HELP)]
+
+
+
 # -- shared steps ---------------------------------------------------------------
 def load(model: str, gpu_id: int = -1):
-    """``spacy.load(model)`` on GPU ``gpu_id`` (-1: CPU). CommandError when the
-    pipeline cannot be loaded (no such package or directory, a broken one)."""
+    """``loading.load_pipeline``; CommandError when the pipeline cannot be loaded."""
     from ..loading import load_pipeline
 
     try:
@@ -133,3 +144,21 @@ def print_scores(scores: Dict[str, object]) -> None:
         elif isinstance(value, int):
             rows.append((key, str(value)))
     msg.table(rows, header=("score", "value"), divider=True)
+
+
+def choose_tuning(nlp, pipe_name: str, **options):
+    """The component's ``Tuning`` (``tuning.tuning_for``), checked against the
+    options; with ``highlight_scale``, the scale is set for this run."""
+    from ..paraphrase_spans.readout import set_highlight_scale
+    from ..tuning import tunable_names, tuning_for
+
+    try:
+        tuning = tuning_for(nlp, pipe_name)
+        tuning.check(**options)
+        set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
+    except ValueError as err:  # TuningError, an unknown highlight scale
+        raise CommandError(str(err)) from None
+    names = tunable_names(nlp)
+    if not pipe_name and len(names) > 1:
+        msg.info(f"Tuning component {tuning.name!r} (of {names}; --pipe chooses)")
+    return tuning

@@ -6,9 +6,8 @@ from typing import Annotated, Optional
 import typer
 from wasabi import msg
 
-from ._util import BatchSize, CommandError, FoldSeed, Folds, GpuId, ModelDir, PairDocs, Repeats, app, \
-    check_folds, load, process, read_examples, run_command, write_json
-from .find_threshold import NQuantiles, Pipe, choose_tuning
+from ._util import BatchSize, CommandError, FoldSeed, Folds, GpuId, ModelDir, NQuantiles, PairDocs, Pipe, Repeats, \
+    app, check_folds, choose_tuning, load, process, read_examples, run_command, write_json
 
 
 def cross_tune(model: str, data: Path, pipe_name: str = "", folds: int = 4, repeats: int = 5, seed: int = 0,

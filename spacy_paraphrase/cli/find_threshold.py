@@ -1,59 +1,16 @@
 """``find-threshold MODEL DATA``: tune a decision setting of a component on
 pair Docs and save it (the component's ``Tuning``: ``spacy_paraphrase/tuning.py``)."""
 from pathlib import Path
-from typing import Annotated, Dict, Optional
+from typing import Annotated, Optional
 
 import typer
 from wasabi import msg
 
-from ..pair_classifier.thresholds import N_QUANTILES
-from ._util import BatchSize, CommandError, GpuId, ModelDir, PairDocs, app, load, process, read_examples, \
-    run_command, write_json
+from ._util import QUANTILES_HELP, BatchSize, CommandError, GpuId, ModelDir, PairDocs, Pipe, app, choose_tuning, \
+    load, process, read_examples, run_command, write_json
 
-QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
-                  f"decided probabilities on the tuning pairs (default {N_QUANTILES}; "
-                  "0: the grid alone)")
-PIPE_HELP = ("Component to tune: a paraphrase_spans or a pair_classifier "
-             "(default: 'paraphrase_spans', else the pipeline's first of either)")
 SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline's own); "
               "saved with the threshold by --save / --save-to")
-Pipe = Annotated[str, typer.Option("--pipe", "-p", help=PIPE_HELP)]
-NQuantiles = Annotated[Optional[int], typer.Option("--n-quantiles", min=0, help=QUANTILES_HELP)]
-
-
-def choose_tuning(nlp, pipe_name: str, **options):
-    """The component's ``Tuning`` (``tuning.tuning_for``), checked against the
-    options; with ``highlight_scale``, the scale is set for this run."""
-    from ..paraphrase_spans.readout import set_highlight_scale
-    from ..tuning import tunable_names, tuning_for
-
-    try:
-        tuning = tuning_for(nlp, pipe_name)
-        tuning.check(**options)
-        set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
-    except ValueError as err:  # TuningError, an unknown highlight scale
-        raise CommandError(str(err)) from None
-    names = tunable_names(nlp)
-    if not pipe_name and len(names) > 1:
-        msg.info(f"Tuning component {tuning.name!r} (of {names}; --pipe chooses)")
-    return tuning
-
-
-def save_settings(nlp, model_dir: Path, pipe_name: str, settings: Dict[str, object], *, in_place: bool) -> None:
-    """Set cfg keys of a component and save them, keeping the component's cfg
-    and ``config.cfg`` in agreement: in place, only those two files are
-    rewritten; else the whole pipeline is written to ``model_dir``
-    (spacy_paraphrase/saving.py). SaveError when that is not safe."""
-    from ..saving import save_pipeline_to, save_settings_in_place
-
-    pipe = nlp.get_pipe(pipe_name)
-    for key, value in settings.items():
-        pipe.cfg[key] = value
-        nlp.get_pipe_config(pipe_name)[key] = value
-    if in_place:
-        save_settings_in_place(nlp, model_dir, pipe_name)
-    else:
-        save_pipeline_to(nlp, model_dir)
 
 
 def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "threshold", scores_key: str = "",
@@ -68,7 +25,7 @@ def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "thre
     ``model``). Refused before the pipeline runs when that is not safe."""
     import numpy
 
-    from ..saving import SaveError, check_save_target
+    from ..saving import SaveError, check_save_target, save_settings
     from ..tuning import TuningError
 
     target = save_to if save_to is not None else (Path(model) if save else None)

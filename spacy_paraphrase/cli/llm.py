@@ -52,7 +52,7 @@ def serve_cli(
     OpenAI-compatible server until Ctrl-C (pip install 'spacy-paraphrase[llm-local]')."""
     from ..llm.server import missing, serve
 
-    if missing():
-        msg.fail(f"The local server needs {', '.join(missing())}: pip install 'spacy-paraphrase[llm-local]'",
-                 exits=1)
+    need = missing()
+    if need:
+        msg.fail(f"The local server needs {', '.join(need)}: pip install 'spacy-paraphrase[llm-local]'", exits=1)
     serve(port, n_ctx, threads)

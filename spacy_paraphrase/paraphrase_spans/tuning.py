@@ -17,10 +17,6 @@ SHOWN = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second"
 SWEPT = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second")
 
 
-def _objective(scores_key: str):
-    return thresholds.score_key_objective(scores_key) if scores_key else None
-
-
 class SpanTuning(Tuning):
     kind = "paraphrase_spans"
     keys = thresholds.KEYS + SETTINGS_KEYS
@@ -50,7 +46,8 @@ class SpanTuning(Tuning):
         vote-share map fitted to the annotator votes; scores before and after."""
         readout, name, scorer = self.pipe.readout, self.name, self.pipe.scorer
         if key == "decoding":
-            objectives = {k: _objective(scores_key) for k in thresholds.SWEEP_KEYS[1:]} if scores_key else None
+            objective = thresholds.score_key_objective(scores_key) if scores_key else None
+            objectives = {k: objective for k in thresholds.SWEEP_KEYS[1:]} if objective else None
             try:
                 settings = thresholds.tune_decoding(examples, readout, name, values, objectives, scorer)
             except ValueError as err:  # e.g. a score key the scorer does not give
@@ -77,11 +74,8 @@ class SpanTuning(Tuning):
     def cross_tune(self, examples, *, folds, repeats, seed, pair_scores_key="", highlight_scores_key="",
                    n_quantiles=None, decoding=True, vote_share=True, progress=None) -> Dict[str, object]:
         self.check(n_quantiles=n_quantiles)
-        objectives = {}
         keyed = [("threshold", pair_scores_key)] + [(k, highlight_scores_key) for k in thresholds.SWEEP_KEYS[1:]]
-        for key, scores_key in keyed:
-            if scores_key:
-                objectives[key] = thresholds.score_key_objective(scores_key)
+        objectives = {key: thresholds.score_key_objective(scores_key) for key, scores_key in keyed if scores_key}
         try:
             result = thresholds.cross_tuned_scores(
                 examples, dict(self.pipe.cfg), self.name, folds=folds, repeats=repeats, seed=seed,
