@@ -16,7 +16,7 @@ import numpy
 from spacy.tokens import Doc, Span
 
 from ..pair_doc import get_turns
-from .alignment import token_pieces
+from .alignment import TextIndex, align_pieces
 
 # (first-turn token range, second-turn token range) in Doc token offsets
 WindowPair = Tuple[Tuple[int, int], Tuple[int, int]]
@@ -24,11 +24,13 @@ WindowPair = Tuple[Tuple[int, int], Tuple[int, int]]
 
 def piece_counts(tokenizer, doc: Doc, turn: Span) -> numpy.ndarray:
     """Wordpieces per token of one turn, tokenized alone (no special tokens)."""
-    text = doc.text[turn.start_char : turn.end_char]
+    full = doc.text
+    text = full[turn.start_char : turn.end_char]
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
     offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn.start_char
-    pieces = token_pieces(doc, offsets)
-    return numpy.asarray([len(pieces[i]) for i in range(turn.start, turn.end)], dtype="i")
+    index = TextIndex.of([doc], [len(full)], [full])
+    tokens, _ = align_pieces(index, offsets[:, 0], offsets[:, 1])
+    return numpy.bincount(tokens, minlength=len(doc))[turn.start : turn.end].astype("i")
 
 
 def token_windows(counts: numpy.ndarray, size: int, overlap: int) -> List[Tuple[int, int]]:
