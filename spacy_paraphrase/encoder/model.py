@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
-from thinc.api import Model
+import torch
+from thinc.api import Model, torch2xp
 from spacy.tokens import Doc
 from spacy.util import SimpleFrozenDict
 from spacy_transformers.data_classes import FullTransformerBatch, TransformerData, WordpieceBatch
@@ -22,6 +23,7 @@ from spacy_transformers.data_classes import HFObjects
 from spacy_transformers.layers.transformer_model import TransformerModel
 from spacy_transformers.util import get_torch_default_device
 from transformers import AutoConfig, AutoModel, AutoTokenizer
+from transformers.file_utils import ModelOutput
 
 from ..backbones import BackboneNotFound, resolve_backbone
 from ..backbones.resolve import hub_cached_folder, weights_sha256
@@ -46,10 +48,37 @@ class PairTransformerBatch(FullTransformerBatch):
     cut_tokens: Optional[List[numpy.ndarray]] = None
 
     def split_by_doc(self) -> List[TransformerData]:
-        outputs = super().split_by_doc()
-        if self.cut_tokens is not None:
-            for data, cut in zip(outputs, self.cut_tokens):
-                data.cut_tokens = cut  # type: ignore[attr-defined]
+        """spacy-transformers' ``split_by_doc`` for whole-Doc spans: each Doc's
+        rows, alignment and outputs, its token range found from the Docs'
+        lengths (the stock method visits every token of every span)."""
+        xp_output = ModelOutput()
+        n_rows = self.model_output.last_hidden_state.shape[0]
+        for key, output in self.model_output.items():
+            if isinstance(output, torch.Tensor):
+                xp_output[key] = torch2xp(output)
+            elif isinstance(output, tuple) and all(
+                isinstance(t, torch.Tensor) and t.shape[0] == n_rows for t in output
+            ):
+                xp_output[key] = [torch2xp(t) for t in output]
+        row_length = self.wordpieces.input_ids.shape[1] if len(self.wordpieces.input_ids.shape) > 1 else 0
+        outputs = []
+        row = token = 0
+        for i, doc_spans in enumerate(self.spans):
+            if not doc_spans or len(doc_spans[0]) == 0:
+                outputs.append(TransformerData.empty())
+                continue
+            n_tokens = len(doc_spans[0].doc)
+            end = row + len(doc_spans)
+            doc_align = self.align[token : token + n_tokens]
+            doc_align.data = doc_align.data - row * row_length
+            model_output = ModelOutput()
+            for key, output in xp_output.items():
+                model_output[key] = output[row:end] if not isinstance(output, list) else [t[row:end] for t in output]
+            data = TransformerData(wordpieces=self.wordpieces[row:end], model_output=model_output, align=doc_align)
+            if self.cut_tokens is not None:
+                data.cut_tokens = self.cut_tokens[i]  # type: ignore[attr-defined]
+            outputs.append(data)
+            row, token = end, token + n_tokens
         return outputs
 
 

@@ -22,7 +22,6 @@ from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain
 from thinc.types import Floats1d, Floats2d, Ragged
 from transformers.file_utils import ModelOutput
-from spacy_transformers.align import apply_alignment
 from spacy_transformers.data_classes import TransformerData
 
 from ..encoder.model import check_transformer_output, tok2vec_width
@@ -90,18 +89,21 @@ def forward(
     trf_datas, bp_trf = tok2vec(docs, is_train)
     check_transformer_output(docs, trf_datas, "paraphrase tagger")
 
-    aligned: List[Ragged] = []
-    bp_aligns = []
-    for doc, data in zip(docs, trf_datas):
-        hidden = cast(Floats2d, data.model_output.last_hidden_state)
-        src = ops.reshape2f(hidden, -1, width)
-        # every token is pooled over all the pieces of its whitespace word
-        dst, get_d_src = apply_alignment(ops, widen_alignment(doc, data.align), src)
-        aligned.append(dst)
-        bp_aligns.append(get_d_src)
-    lengths = xp.concatenate([r.lengths for r in aligned]) if aligned else xp.zeros((0,), "i")
-    flat = xp.concatenate([r.dataXd for r in aligned], axis=0) if aligned else ops.alloc2f(0, width)
-    pooled = ops.reduce_mean(cast(Floats2d, flat), lengths)
+    # One gather for the whole batch: every Doc's wordpiece vectors laid end
+    # to end, every token's pieces (those of its whitespace word) indexed into them.
+    hiddens = [cast(Floats2d, data.model_output.last_hidden_state) for data in trf_datas]
+    sizes = [int(h.shape[0] * h.shape[1]) if h.ndim == 3 else int(h.shape[0]) for h in hiddens]
+    bases = numpy.concatenate([[0], numpy.cumsum(sizes, dtype="int64")])
+    aligns = [widen_alignment(doc, data.align) for doc, data in zip(docs, trf_datas)]
+    index = numpy.concatenate(
+        [ops.to_numpy(a.dataXd).ravel().astype("int64") + b for a, b in zip(aligns, bases)]
+    ) if aligns else numpy.zeros((0,), "int64")
+    lengths = ops.asarray1i(
+        numpy.concatenate([ops.to_numpy(a.lengths) for a in aligns]) if aligns else numpy.zeros((0,), "i")
+    )
+    src = xp.concatenate([ops.reshape2f(h, -1, width) for h in hiddens]) if hiddens else ops.alloc2f(0, width)
+    index_xp = ops.asarray(index)
+    pooled = ops.reduce_mean(cast(Floats2d, src[index_xp]), lengths)
     logits2d, bp_head = head(pooled, is_train)
     logits = logits2d.ravel()
     probs_all = ops.asarray(ops.sigmoid(logits))
@@ -133,19 +135,16 @@ def forward(
         )
         d_pooled = bp_head(d_logits)
         d_flat = ops.backprop_reduce_mean(cast(Floats2d, d_pooled), lengths)
+        d_src = ops.alloc2f(int(bases[-1]), width)
+        ops.scatter_add(d_src, index_xp, d_flat)
+        if grad_factor != 1.0:
+            d_src *= grad_factor
         d_trf_datas: List[TransformerData] = []
-        offset = 0
-        for data, dst, get_d_src in zip(trf_datas, aligned, bp_aligns):
-            n = dst.dataXd.shape[0]
-            d_dst = Ragged(d_flat[offset : offset + n], dst.lengths)
-            offset += n
-            d_src = get_d_src(d_dst)
-            if grad_factor != 1.0:
-                d_src *= grad_factor
+        for i, data in enumerate(trf_datas):
             shape = data.model_output.last_hidden_state.shape
             d_trf_datas.append(
                 TransformerData(
-                    model_output=ModelOutput(last_hidden_state=d_src.reshape(shape)),
+                    model_output=ModelOutput(last_hidden_state=d_src[bases[i] : bases[i + 1]].reshape(shape)),
                     wordpieces=data.wordpieces,
                     align=data.align,
                 )
