@@ -10,6 +10,7 @@ all work unchanged. Tokens without pieces: README, "What the component writes".
 """
 import copy
 import warnings
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -20,7 +21,11 @@ from spacy.tokens import Doc
 from spacy.util import SimpleFrozenDict
 from spacy_transformers.data_classes import FullTransformerBatch, TransformerData, WordpieceBatch
 from spacy_transformers.data_classes import HFObjects
-from spacy_transformers.layers.transformer_model import TransformerModel
+from spacy_transformers.layers._util import replace_listener, replace_listener_cfg
+from spacy_transformers.layers.transformer_model import TransformerModel, set_pytorch_transformer
+from spacy_transformers.layers.transformer_model import _convert_transformer_inputs as convert_transformer_inputs
+from spacy_transformers.layers.transformer_model import _convert_transformer_outputs as convert_transformer_outputs
+from thinc.layers.pytorchwrapper import forward as pt_forward
 from spacy_transformers.util import get_torch_default_device
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.file_utils import ModelOutput
@@ -87,8 +92,14 @@ def whole_doc_spans(docs: List[Doc]):
 
 
 class PairTransformerModel(TransformerModel):
-    """spacy-transformers' TransformerModel, encoding each pair Doc's two turns
-    as one text pair; its torch layer runs on a ``PairHFShim``."""
+    """spacy-transformers' TransformerModel (its properties and serialization),
+    composed of this package's forward pass (``pair_forward``: each pair Doc's
+    two turns encoded as one text pair), its init (``pair_init``) and a torch
+    layer running on a ``PairHFShim``.
+
+    ``planned``: tokenize-and-align plans made ahead of the forward pass
+    (``plan_ahead``), keyed by the batch's Docs, so that the CPU prepares the
+    next batch while the device runs this one (``batching.pipe_by_length``)."""
 
     def __init__(
         self,
@@ -103,28 +114,17 @@ class PairTransformerModel(TransformerModel):
     ):
         tokenizer_config = dict(tokenizer_config)
         tokenizer_config.setdefault("use_fast", True)
-        super().__init__(
-            name,
-            whole_doc_spans,
-            tokenizer_config=tokenizer_config,
-            transformer_config=dict(transformer_config),
-            mixed_precision=mixed_precision,
-            grad_scaler_config=dict(grad_scaler_config),
+        # The weights come in pair_init: the HF objects are empty until then.
+        hf_objects = HFObjects(None, None, None, tokenizer_config, dict(transformer_config))
+        wrapper = Model(
+            "hf-pytorch",
+            pt_forward,
+            attrs={"convert_inputs": convert_transformer_inputs, "convert_outputs": convert_transformer_outputs},
+            shims=[PairHFShim(hf_objects, mixed_precision=mixed_precision,
+                              grad_scaler_config=dict(grad_scaler_config))],
+            dims={"nI": None, "nO": None},
         )
-        # TransformerModel's HFWrapper layer is built with the stock HFShim,
-        # still empty (the weights come in pair_init): put a PairHFShim over
-        # the same HF objects in its place.
-        wrapper = self.layers[0]
-        wrapper.shims[0] = PairHFShim(
-            wrapper.shims[0]._hfmodel,
-            mixed_precision=mixed_precision,
-            grad_scaler_config=dict(grad_scaler_config),
-        )
-        setattr(self, "_func", pair_forward)
-        setattr(self, "init", pair_init)
-        self.attrs["max_length"] = max_length
-        self.attrs["max_padding"] = float(max_padding)
-        self.attrs["init_args"] = dict(
+        init_args = dict(
             tokenizer_config=tokenizer_config,
             transformer_config=dict(transformer_config),
             mixed_precision=mixed_precision,
@@ -132,6 +132,27 @@ class PairTransformerModel(TransformerModel):
             max_length=max_length,
             max_padding=max_padding,
         )
+        Model.__init__(
+            self,
+            "transformer",
+            pair_forward,
+            init=pair_init,
+            layers=[wrapper],
+            dims={"nO": None},
+            attrs={
+                "get_spans": whole_doc_spans,
+                "name": name,
+                "set_transformer": set_pytorch_transformer,
+                "has_transformer": False,
+                "flush_cache_chance": 0.0,
+                "replace_listener": replace_listener,
+                "replace_listener_cfg": replace_listener_cfg,
+                "max_length": max_length,
+                "max_padding": float(max_padding),
+                "init_args": init_args,
+            },
+        )
+        self.planned: Dict[Tuple[int, ...], Future] = {}
 
     def copy(self):
         copied = PairTransformerModel(self.attrs["name"], **self.attrs["init_args"])
@@ -237,6 +258,17 @@ def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
     model.layers[0].initialize(X=to_wordpieces(padded_pieces(model.tokenizer, encoding)))
 
 
+def batch_key(docs: List[Doc]) -> Tuple[int, ...]:
+    """Which batch a plan made ahead is for: its Docs (alive while planned)."""
+    return tuple(id(doc) for doc in docs)
+
+
+def plan_ahead(model: PairTransformerModel, docs: List[Doc], executor: Executor) -> None:
+    """Start the tokenize-and-align plan of ``docs`` on ``executor``; the
+    forward pass over the same Docs waits for it instead of planning itself."""
+    model.planned[batch_key(docs)] = executor.submit(encode_pairs, model.tokenizer, docs, get_max_length(model))
+
+
 def pair_forward(
     model: PairTransformerModel, docs: List[Doc], is_train: bool
 ) -> Tuple[FullTransformerBatch, Callable]:
@@ -245,7 +277,8 @@ def pair_forward(
         return FullTransformerBatch.empty(0), lambda d: docs
     _check_fast(model.tokenizer)
     max_length = get_max_length(model)
-    plan = encode_pairs(model.tokenizer, docs, max_length)
+    future = model.planned.pop(batch_key(docs), None) if isinstance(model, PairTransformerModel) else None
+    plan = future.result() if future is not None else encode_pairs(model.tokenizer, docs, max_length)
     n_cut = sum(1 for cut in plan.cut_tokens if cut.any())
     if n_cut:
         warnings.warn(

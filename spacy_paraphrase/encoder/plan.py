@@ -59,12 +59,21 @@ def piece_vocab(tokenizer) -> numpy.ndarray:
     """The tokenizer's piece strings by id (an object array, made once per
     tokenizer): ``convert_ids_to_tokens`` as one array lookup per batch."""
     vocab = _VOCABS.get(tokenizer)
-    if vocab is None or len(vocab) != len(tokenizer):
+    if vocab is None:
         strings = tokenizer.convert_ids_to_tokens(list(range(len(tokenizer))))
         vocab = numpy.empty((len(strings),), dtype=object)
         vocab[:] = strings
         _VOCABS[tokenizer] = vocab
     return vocab
+
+
+def piece_strings(tokenizer, input_ids: numpy.ndarray) -> numpy.ndarray:
+    """The piece strings of an array of ids (``convert_ids_to_tokens``)."""
+    vocab = piece_vocab(tokenizer)
+    if input_ids.size and int(input_ids.max()) >= len(vocab):  # tokens added since
+        del _VOCABS[tokenizer]
+        vocab = piece_vocab(tokenizer)
+    return vocab[input_ids]
 
 
 def padded_pieces(tokenizer, encoding) -> PaddedPieces:
@@ -73,7 +82,7 @@ def padded_pieces(tokenizer, encoding) -> PaddedPieces:
     attention_mask = encoding["attention_mask"]
     token_type_ids = encoding.get("token_type_ids")
     return PaddedPieces(
-        strings=[row.tolist() for row in piece_vocab(tokenizer)[input_ids]],
+        strings=[row.tolist() for row in piece_strings(tokenizer, input_ids)],
         input_ids=input_ids,
         attention_mask=numpy.ascontiguousarray(attention_mask, dtype="f"),
         lengths=numpy.asarray(attention_mask).sum(axis=1).astype(int).tolist(),

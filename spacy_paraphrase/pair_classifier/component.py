@@ -45,7 +45,7 @@ pipeline, in particular a ``paraphrase_spans`` component's ``cats_key``
 the converters do). ``initialize`` raises when they collide.
 """
 from itertools import islice
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 import numpy
 from spacy.language import Language
@@ -56,6 +56,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
+from ..encoder.batching import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
 from ..backbones.meta import record_backbone
 from . import model  # noqa: F401  (registers the architecture)
@@ -205,6 +206,11 @@ class PairClassifier(TrainablePipe):
         from .tuning import ClassifierTuning
 
         return ClassifierTuning(name or self.name, self)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Annotate a stream of pair Docs, in batches of similar length
+        (``encoder.batching.pipe_by_length``), yielded in stream order."""
+        return pipe_by_length(self, stream, batch_size)
 
     def predict(self, docs: Iterable[Doc]) -> Floats2d:
         docs = list(docs)

@@ -16,7 +16,7 @@ cross-entropy, averaged over the tokens that have wordpieces, plus the optional
 pair loss (``pair_loss_weight``, see ``ParaphraseSpans.get_loss``).
 """
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
 from spacy.language import Language
@@ -26,6 +26,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
+from ..encoder.batching import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
 from ..backbones.meta import record_backbone
 from .model import TokenScores
@@ -181,6 +182,11 @@ class ParaphraseSpans(TrainablePipe):
         from .tuning import SpanTuning
 
         return SpanTuning(name or self.name, self)
+
+    def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
+        """Annotate a stream of pair Docs, in batches of similar length
+        (``encoder.batching.pipe_by_length``), yielded in stream order."""
+        return pipe_by_length(self, stream, batch_size)
 
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
         docs = list(docs)
