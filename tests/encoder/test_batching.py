@@ -154,3 +154,120 @@ def test_models_returning_every_layer_run_in_one_pass(tiny_bert, count_groups):
     assert calls == [batch.wordpieces.input_ids.shape]  # ... but ran as one pass
     hidden = batch.model_output.hidden_states
     assert len(hidden) == 3 and all(h.shape[:2] == batch.wordpieces.input_ids.shape for h in hidden)
+
+
+def test_component_pipe_sorts_by_length_and_keeps_stream_order(tiny_bert, monkeypatch):
+    # SORT_BATCHES batches are run sorted by length: the batches the model
+    # sees are of similar length, the Docs come out in stream order, and each
+    # Doc gets what it gets on its own (up to float rounding across batch shapes).
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.initialize(lambda: make_examples(nlp))
+    docs = _pairs(nlp) * 3
+    pipe = nlp.get_pipe("paraphrase_spans")
+    seen = []
+    original = pipe.predict
+
+    def spy(batch):
+        seen.append([len(d) for d in batch])
+        return original(batch)
+
+    monkeypatch.setattr(pipe, "predict", spy)
+    out = list(nlp.pipe([d.copy() for d in docs], batch_size=4))
+    assert [d.text for d in out] == [d.text for d in docs]
+    lengths = [n for batch in seen for n in batch]
+    assert lengths == sorted(lengths) and len(lengths) == len(docs)
+    for doc, alone in zip(out, docs):
+        single = list(nlp.pipe([alone.copy()], batch_size=1))[0]
+        numpy.testing.assert_allclose(token_probs(doc, "paraphrase"), token_probs(single, "paraphrase"), atol=1e-5)
+
+
+def test_component_pipe_hands_a_failing_batch_to_the_error_handler(tiny_bert, monkeypatch):
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.initialize(lambda: make_examples(nlp))
+    docs = _pairs(nlp)
+    bad = docs[1]
+    pipe = nlp.get_pipe("paraphrase_spans")
+    original = pipe.predict
+
+    def fail_on_bad(batch):
+        if any(d is bad for d in batch):
+            raise ValueError("boom")
+        return original(batch)
+
+    monkeypatch.setattr(pipe, "predict", fail_on_bad)
+    with pytest.raises(ValueError, match="boom"):
+        list(pipe.pipe(list(docs), batch_size=1))
+    handled = []
+    pipe.set_error_handler(lambda name, proc, batch, err: handled.append([d is bad for d in batch]))
+    out = list(pipe.pipe(list(docs), batch_size=1))
+    assert handled == [[True]]
+    assert [d for d in out] == [d for d in docs if d is not bad]
+
+
+def test_the_next_batch_is_planned_in_a_worker_when_a_core_is_free(tiny_bert, monkeypatch):
+    import threading
+
+    from spacy_paraphrase.encoder import model as model_module
+
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.initialize(lambda: make_examples(nlp))
+    docs = _pairs(nlp) * 2
+    threads = []
+    original = model_module.encode_pairs
+
+    def spy(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(model_module, "encode_pairs", spy)
+    monkeypatch.setattr(batching, "spare_core", lambda: True)
+    planned = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs], batch_size=2)]
+    assert threads and all(name.startswith("spacy-paraphrase-plan") for name in threads)
+    trf = nlp.get_pipe("paraphrase_spans").model.get_ref("tok2vec").layers[0]
+    assert trf.planned == {}
+    threads.clear()
+    monkeypatch.setattr(batching, "spare_core", lambda: False)
+    inline = [token_probs(d, "paraphrase") for d in nlp.pipe([d.copy() for d in docs], batch_size=2)]
+    assert threads and not any(name.startswith("spacy-paraphrase-plan") for name in threads)
+    for x, y in zip(planned, inline):
+        numpy.testing.assert_array_equal(x, y)
+
+
+def test_on_a_gpu_a_batch_is_one_forward_pass(tiny_bert, count_groups, monkeypatch):
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize(lambda: make_examples(nlp))
+    _set_max_padding(nlp, 0.0)
+    trf = nlp.get_pipe("transformer")
+    trf.predict([d.copy() for d in _pairs(nlp)])
+    assert count_groups[-1] > 1
+    monkeypatch.setattr(batching, "on_gpu", lambda layer: True)
+    count_groups.clear()
+    trf.predict([d.copy() for d in _pairs(nlp)])
+    assert count_groups == [1]
+
+
+def test_split_by_doc_matches_spacy_transformers(tiny_bert):
+    # PairTransformerBatch.split_by_doc finds token ranges from Doc lengths;
+    # the stock method (FullTransformerBatch's) walks the tokens: same result,
+    # windows (several rows per Doc) included.
+    from spacy_transformers.data_classes import FullTransformerBatch
+
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize(lambda: make_examples(nlp))
+    long = make_pair_doc(nlp, ["word"] * 150, ["other"] * 40)
+    docs = [long] + _pairs(nlp)
+    batch = nlp.get_pipe("transformer").model.predict(docs)
+    ours = batch.split_by_doc()
+    stock = FullTransformerBatch.split_by_doc(batch)
+    assert ours[0].model_output.last_hidden_state.shape[0] > 1  # windows
+    for a, b in zip(ours, stock):
+        assert a.align.lengths.tolist() == b.align.lengths.tolist()
+        assert a.align.dataXd.tolist() == b.align.dataXd.tolist()
+        assert a.wordpieces.strings == b.wordpieces.strings
+        numpy.testing.assert_array_equal(a.model_output.last_hidden_state, b.model_output.last_hidden_state)
+    assert [d.cut_tokens.tolist() for d in ours] == [c.tolist() for c in batch.cut_tokens]
