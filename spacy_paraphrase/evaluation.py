@@ -10,10 +10,23 @@ from spacy.training import Example
 TOKENIZER_KEYS = ("token_acc", "token_p", "token_r", "token_f")
 
 
-def evaluate_pipeline(nlp, examples: List[Example], batch_size: int = 8) -> Dict[str, object]:
+# Pairs per batch when a command is given 0 (its default): a GPU needs full batches.
+CPU_BATCH_SIZE = 8
+GPU_BATCH_SIZE = 64
+
+
+def default_batch_size() -> int:
+    """``GPU_BATCH_SIZE`` when spaCy runs on a GPU (``spacy.require_gpu``), else ``CPU_BATCH_SIZE``."""
+    from thinc.api import get_current_ops
+
+    return GPU_BATCH_SIZE if type(get_current_ops()).__name__ == "CupyOps" else CPU_BATCH_SIZE
+
+
+def evaluate_pipeline(nlp, examples: List[Example], batch_size: int = 0) -> Dict[str, object]:
     """``nlp.evaluate`` plus ``pairs_per_second`` (``speed`` is words per second;
-    both time the pipeline only, not the scoring) and ``n_pairs``."""
-    scores = nlp.evaluate(examples, batch_size=batch_size)
+    both time the pipeline only, not the scoring) and ``n_pairs``. ``batch_size``
+    0: ``default_batch_size()``."""
+    scores = nlp.evaluate(examples, batch_size=batch_size or default_batch_size())
     scores = {k: v for k, v in scores.items() if v is not None and k not in TOKENIZER_KEYS}
     n_words = sum(len(eg.predicted) for eg in examples)
     if scores.get("speed") and n_words:

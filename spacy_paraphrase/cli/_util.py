@@ -29,14 +29,14 @@ def run_command(function: Callable[..., T], *args, **kwargs) -> T:
 
 
 # -- shared option types ------------------------------------------------------
-BATCH_HELP = "Pairs per batch given to nlp.pipe"
+BATCH_HELP = "Pairs per batch given to nlp.pipe (0: 8 on a CPU, 64 on a GPU)"
 GPU_HELP = "GPU to run on (-1: CPU)"
 FOLD_SEED_HELP = "Seed of the fold shuffles (repeat r uses seed + r)"
 
 Model = Annotated[str, typer.Argument(help="Pipeline: a directory or an installed package name")]
 ModelDir = Annotated[str, typer.Argument(help="Pipeline directory")]
 PairDocs = Annotated[Path, typer.Argument(help=".spacy file of reference pair Docs")]
-BatchSize = Annotated[int, typer.Option("--batch-size", "-b", min=1, help=BATCH_HELP)]
+BatchSize = Annotated[int, typer.Option("--batch-size", "-b", min=0, help=BATCH_HELP)]
 GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help=GPU_HELP)]
 Folds = Annotated[int, typer.Option("--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)")]
 Repeats = Annotated[int, typer.Option("--repeats", "-r", min=1, help="Number of seeded shuffles into folds")]
@@ -105,8 +105,10 @@ def process(nlp, examples: list, batch_size: int) -> list:
     """The Examples with their predicted side run through the pipeline (once)."""
     from spacy.training import Example
 
+    from ..evaluation import default_batch_size
+
     try:
-        docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size))
+        docs = list(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size or default_batch_size()))
     except ValueError as err:  # e.g. a Doc that is not a pair
         raise CommandError(f"The pipeline cannot process these pairs: {err}") from None
     return [Example(doc, eg.reference) for doc, eg in zip(docs, examples)]

@@ -13,7 +13,7 @@ SHOWN = ("pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "token_f
 
 
 def check_strings(model: str, data: Path, pipe_name: str = "paraphrase_spans", folds: int = 4, repeats: int = 5,
-                  seed: int = 0, batch_size: int = 8, gpu_id: int = -1) -> Dict[str, object]:
+                  seed: int = 0, batch_size: int = 0, gpu_id: int = -1) -> Dict[str, object]:
     """The string-input checks and both inputs' scores, as trained and
     cross-tuned (``{"checks", "words", "strings"}``)."""
     from ..paraphrase_spans import thresholds
@@ -50,7 +50,7 @@ def check_strings_cli(
     seed: FoldSeed = 0,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Write the checks and scores to this JSON file")] = None,
-    batch_size: BatchSize = 8,
+    batch_size: BatchSize = 0,
     gpu_id: GpuId = -1,
 ):
     """Run the pipeline on every pair given as word lists and as strings (the

@@ -13,7 +13,7 @@ from ._util import BatchSize, CommandError, FoldSeed, Folds, GpuId, ModelDir, NQ
 def cross_tune(model: str, data: Path, pipe_name: str = "", folds: int = 4, repeats: int = 5, seed: int = 0,
                pair_scores_key: str = "", highlight_scores_key: str = "", highlight_scale: str = "",
                n_quantiles: Optional[int] = None, decoding: bool = True, vote_share: bool = True,
-               batch_size: int = 8, gpu_id: int = -1, progress: Optional[str] = "cross-tune"):
+               batch_size: int = 0, gpu_id: int = -1, progress: Optional[str] = "cross-tune"):
     """(``Tuning``, estimate): the mean and spread of the held-out folds'
     scores, the settings chosen in each fold and what they were tuned on."""
     from ..tuning import TuningError
@@ -65,7 +65,7 @@ def cross_tune_cli(
              "--no-vote-share: keep the pipeline's)")] = True,
     output: Annotated[Optional[Path], typer.Option(
         "--output", "-o", help="Write the estimate to this JSON file")] = None,
-    batch_size: BatchSize = 8,
+    batch_size: BatchSize = 0,
     gpu_id: GpuId = -1,
 ):
     """Estimate the scores of tuned thresholds on unseen pairs: tune the

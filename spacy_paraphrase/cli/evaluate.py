@@ -11,7 +11,7 @@ HighlightScale = Annotated[str, typer.Option(
     "--highlight-scale", help="Highlight rule: absolute | turn_max (default: the pipeline's own)")]
 
 
-def evaluate(model: str, data: Path, batch_size: int = 8, gpu_id: int = -1,
+def evaluate(model: str, data: Path, batch_size: int = 0, gpu_id: int = -1,
              highlight_scale: str = "") -> Dict[str, object]:
     """Every score of the pipeline ``model`` on the pair Docs in ``data``
     (``evaluation.evaluate_pipeline``), with ``highlight_scale`` for this run."""
@@ -35,7 +35,7 @@ def evaluate_cli(
     model: Model,
     data: Annotated[Path, typer.Argument(help=".spacy file (or directory) of reference pair Docs")],
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write all scores to this JSON file")] = None,
-    batch_size: BatchSize = 8,
+    batch_size: BatchSize = 0,
     gpu_id: GpuId = -1,
     highlight_scale: HighlightScale = "",
 ):

@@ -16,7 +16,7 @@ SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline
 def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "threshold", scores_key: str = "",
                    start: float = 0.05, end: float = 0.95, n_trials: int = 19, n_quantiles: Optional[int] = None,
                    highlight_scale: str = "", save: bool = False, save_to: Optional[Path] = None,
-                   batch_size: int = 8, gpu_id: int = -1):
+                   batch_size: int = 0, gpu_id: int = -1):
     """Tune ``key`` of a component of ``model`` on the pairs in ``data``:
     returns the ``tuning.Found`` (what was chosen, the tables, the report).
     With ``save``, the chosen settings are saved in ``model`` (in place:
@@ -77,7 +77,7 @@ def find_threshold_cli(
     save_to: Annotated[Optional[Path], typer.Option(
         "--save-to",
         help="Write the pipeline with the best value to this directory instead (MODEL is left as it is)")] = None,
-    batch_size: BatchSize = 8,
+    batch_size: BatchSize = 0,
     gpu_id: GpuId = -1,
 ):
     """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""

@@ -138,6 +138,9 @@ def check_strings(nlp: Language, examples: Sequence[Example], readout: Readout, 
         return tqdm(docs, total=len(examples), desc=desc, unit="pairs", file=sys.stderr, leave=False,
                     disable=None if progress else True)
 
+    from ..evaluation import default_batch_size
+
+    batch_size = batch_size or default_batch_size()
     word_docs = list(shown(nlp.pipe([eg.predicted for eg in examples], batch_size=batch_size), "words"))
     string_docs = list(shown(nlp.pipe([as_string_doc(nlp, eg.predicted) for eg in examples], batch_size=batch_size),
                              "strings"))
