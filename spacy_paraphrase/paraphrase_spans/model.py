@@ -98,17 +98,15 @@ def forward(
     index = numpy.concatenate(
         [ops.to_numpy(a.dataXd).ravel().astype("int64") + b for a, b in zip(aligns, bases)]
     ) if aligns else numpy.zeros((0,), "int64")
-    lengths = ops.asarray1i(
-        numpy.concatenate([ops.to_numpy(a.lengths) for a in aligns]) if aligns else numpy.zeros((0,), "i")
-    )
+    lengths_np = numpy.concatenate([ops.to_numpy(a.lengths) for a in aligns]) if aligns else numpy.zeros((0,), "i")
+    lengths = ops.asarray1i(lengths_np)
     src = xp.concatenate([ops.reshape2f(h, -1, width) for h in hiddens]) if hiddens else ops.alloc2f(0, width)
     index_xp = ops.asarray(index)
     pooled = ops.reduce_mean(cast(Floats2d, src[index_xp]), lengths)
     logits2d, bp_head = head(pooled, is_train)
     logits = logits2d.ravel()
-    probs_all = ops.asarray(ops.sigmoid(logits))
-    lengths_np = ops.to_numpy(lengths)
-    probs_np = ops.to_numpy(probs_all).astype("float32")
+    # the head's probabilities leave the device once per batch
+    probs_np = ops.to_numpy(ops.sigmoid(logits)).astype("float32")
 
     outputs: List[TokenScores] = []
     start = 0
