@@ -3,11 +3,9 @@
 
 The new directory is a copy of MODEL_DIR with the same fp32 weights; only
 its ``config.cfg`` and ``meta.json`` change. Every pair transformer in the
-config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``,
-or their deprecated v2 names, which become v1) gets ``quantize`` set to
-``--method``: ``int8-token`` (the default), ``int8`` or ``int8-smooth``, the
-names of the config setting (``encoder/quantize.py``; the older spellings
-``per-token-int8``, ``dynamic-int8`` and ``smooth-int8`` are still taken), so
+config (``spacy_paraphrase.PairTransformerModel.v1`` / ``PairTransformer.v1``)
+gets ``quantize`` set to ``--method``: ``int8-token`` (the default), ``int8``
+or ``int8-smooth``, the names of the config setting (``encoder/quantize.py``), so
 ``spacy.load(OUTPUT_DIR)`` quantizes the transformer's Linear layers as it
 loads them and ``spacy package`` packages it like any pipeline.
 ``meta.json`` gets ``spacy_paraphrase.quantize`` (method, setting, the
@@ -45,14 +43,8 @@ DEFAULT_METHOD = "int8-token"
 DEFAULT_CALIBRATION_PAIRS = 128
 
 META_KEY = "spacy_paraphrase"
-# Each pair transformer architecture -> the one the quantized config names
-# (the v1 names take ``quantize``; the deprecated v2 names become v1).
-QUANTIZABLE = {
-    "spacy_paraphrase.PairTransformerModel.v1": "spacy_paraphrase.PairTransformerModel.v1",
-    "spacy_paraphrase.PairTransformerModel.v2": "spacy_paraphrase.PairTransformerModel.v1",
-    "spacy_paraphrase.PairTransformer.v1": "spacy_paraphrase.PairTransformer.v1",
-    "spacy_paraphrase.PairTransformer.v2": "spacy_paraphrase.PairTransformer.v1",
-}
+# The pair transformer architectures (both take ``quantize``).
+PAIR_TRANSFORMERS = ("spacy_paraphrase.PairTransformerModel.v1", "spacy_paraphrase.PairTransformer.v1")
 
 
 class QuantizeCommandError(ValueError):
@@ -67,7 +59,7 @@ def pair_transformer_blocks(config: Config) -> List[Tuple[str, dict]]:
     def visit(node, path: str) -> None:
         if not isinstance(node, dict):
             return
-        if node.get("@architectures") in QUANTIZABLE:
+        if node.get("@architectures") in PAIR_TRANSFORMERS:
             found.append((path, node))
         for key, value in node.items():
             visit(value, f"{path}.{key}")
@@ -78,13 +70,11 @@ def pair_transformer_blocks(config: Config) -> List[Tuple[str, dict]]:
 
 
 def quantize_config(config: Config, setting: str) -> List[str]:
-    """Set ``quantize = setting`` on every pair transformer of ``config`` (and
-    its architecture to v1, ``QUANTIZABLE``), in place; returns the paths of
-    their ``quantize`` settings."""
+    """Set ``quantize = setting`` on every pair transformer of ``config``, in
+    place; returns the paths of their ``quantize`` settings."""
     setting = check_quantize(setting)
     paths = []
     for path, block in pair_transformer_blocks(config):
-        block["@architectures"] = QUANTIZABLE[block["@architectures"]]
         block["quantize"] = setting
         paths.append(f"{path}.quantize")
     return paths
@@ -92,7 +82,7 @@ def quantize_config(config: Config, setting: str) -> List[str]:
 
 def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
     """The config overrides that load the pipeline at ``model_dir`` with every
-    pair transformer at its v1 architecture and ``quantize = setting``:
+    pair transformer at ``quantize = setting``:
     ``spacy.load(model_dir, config=quantize_overrides(model_dir, "int8"))``
     is what the quantize command's output loads as; "" gives the pipeline as
     trained (where its weights on disk are fp32)."""
@@ -100,7 +90,6 @@ def quantize_overrides(model_dir: Path, setting: str) -> Dict[str, str]:
     config = load_config(Path(model_dir) / "config.cfg", interpolate=False)
     out: Dict[str, str] = {}
     for path, block in pair_transformer_blocks(config):
-        out[f"{path}.@architectures"] = QUANTIZABLE[block["@architectures"]]
         out[f"{path}.quantize"] = setting
     return out
 

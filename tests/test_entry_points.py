@@ -29,8 +29,6 @@ def test_entry_points_in_fresh_interpreter():
             "spacy_paraphrase.PairTransformerModel.v1",
             "spacy_paraphrase.PairTransformerListener.v1",
             "spacy_paraphrase.PairTransformer.v1",
-            "spacy_paraphrase.PairTransformerModel.v2",
-            "spacy_paraphrase.PairTransformer.v2",
             "spacy_paraphrase.ParaphraseTagger.v1",
             "spacy_paraphrase.PairClassifier.v1",
         ]:

@@ -19,7 +19,7 @@ def quantize_cli(
     method: str = typer.Option(
         DEFAULT_METHOD, "--method", "-m",
         help=f"How to quantize: {', '.join(QUANTIZE_METHODS)} (the config's quantize names; int8-token keeps "
-        "quality, int8 is faster; the older per-token-int8, dynamic-int8, smooth-int8 are still taken)"
+        "quality, int8 is faster)"
     ),
     name: Optional[str] = typer.Option(
         None, "--name", help="meta.json name of the new pipeline (default: <name>_int8 / _int8_token / _int8_smooth)"

@@ -33,10 +33,8 @@ _EXPORTS = {
     "get_max_length": ".model",
     "tok2vec_width": ".model",
     "create_inline_pair_transformer": ".architectures",
-    "create_inline_pair_transformer_v2": ".architectures",
     "create_pair_listener": ".architectures",
     "create_pair_transformer_model": ".architectures",
-    "create_pair_transformer_model_v2": ".architectures",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = list(_EXPORTS)

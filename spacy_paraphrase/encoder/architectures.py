@@ -1,11 +1,7 @@
 """The registered architectures of the pair transformer (names and parameters
 in docs/api.md, "Registered names"). ``PairTransformerModel.v1`` and
 ``PairTransformer.v1`` take every setting, ``quantize`` included
-(``quantize.py``; "" by default, the fp32 transformer as it always was). The
-v2 names are deprecated aliases of the same functions: they stay registered
-only so that configs and pipelines written with them (by the ``quantize``
-command before it wrote v1) still load, unchanged."""
-import warnings
+(``quantize.py``; "" by default, the fp32 transformer)."""
 from typing import List
 
 from spacy.tokens import Doc
@@ -46,9 +42,7 @@ def create_pair_transformer_model(
         quality on backbones with outlier activations such as
         all-mpnet-base-v2); "int8-smooth" = "int8-token" with the activations
         smoothed by a calibration saved with the weights (``quantize --method
-        int8-smooth --calibrate PAIRS``; ``smoothing.py``). The older spellings
-        ``dynamic-int8``, ``per-token-int8`` and ``smooth-int8`` are read as
-        these. Inference on CPU only; training raises an error. Override it at
+        int8-smooth --calibrate PAIRS``; ``smoothing.py``). Inference on CPU only; training raises an error. Override it at
         load time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
     model = PairTransformerModel(
@@ -61,23 +55,6 @@ def create_pair_transformer_model(
         max_padding=max_padding,
     )
     return set_quantize(model, check_quantize(quantize))
-
-
-@registry.architectures("spacy_paraphrase.PairTransformerModel.v2")
-def create_pair_transformer_model_v2(
-    name: str,
-    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
-    transformer_config: dict = SimpleFrozenDict(),
-    mixed_precision: bool = False,
-    grad_scaler_config: dict = SimpleFrozenDict(),
-    max_length: int = 0,
-    max_padding: float = DEFAULT_MAX_PADDING,
-    quantize: str = "",
-) -> Model[List[Doc], FullTransformerBatch]:
-    """Deprecated: ``PairTransformerModel.v1``, which takes ``quantize`` too
-    (kept so pipelines written with this name still load)."""
-    _deprecated("spacy_paraphrase.PairTransformerModel.v2")
-    return create_pair_transformer_model(**locals())
 
 
 @registry.architectures("spacy_paraphrase.PairTransformerListener.v1")
@@ -115,29 +92,3 @@ def create_inline_pair_transformer(
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)
     return model
-
-
-@registry.architectures("spacy_paraphrase.PairTransformer.v2")
-def create_inline_pair_transformer_v2(
-    name: str,
-    tokenizer_config: dict = SimpleFrozenDict(use_fast=True),
-    transformer_config: dict = SimpleFrozenDict(),
-    mixed_precision: bool = False,
-    grad_scaler_config: dict = SimpleFrozenDict(),
-    max_length: int = 0,
-    max_padding: float = DEFAULT_MAX_PADDING,
-    quantize: str = "",
-) -> Model[List[Doc], List[TransformerData]]:
-    """Deprecated: ``PairTransformer.v1``, which takes ``quantize`` too (kept
-    so pipelines written with this name still load)."""
-    _deprecated("spacy_paraphrase.PairTransformer.v2")
-    return create_inline_pair_transformer(**locals())
-
-
-def _deprecated(name: str) -> None:
-    warnings.warn(
-        f"{name} is deprecated: it is {name[:-1]}1, which takes the same settings "
-        "(quantize included). Pipelines written with it load as before; write the v1 name in new configs.",
-        DeprecationWarning,
-        stacklevel=3,
-    )

@@ -2,11 +2,8 @@
 
 A pipeline is quantized by its config, not by its weights: the ``quantize``
 setting of ``spacy_paraphrase.PairTransformerModel.v1`` (and of
-``PairTransformer.v1``; their deprecated v2 names take it too) is "" (fp32,
-as trained), "int8", "int8-token" or "int8-smooth", the same names the
-``quantize`` command's ``--method`` takes (its older spellings
-``dynamic-int8``, ``per-token-int8`` and ``smooth-int8`` are still read, in
-both places: ``QUANTIZE_ALIASES``).
+``PairTransformer.v1``) is "" (fp32, as trained), "int8", "int8-token" or
+"int8-smooth", the same names the ``quantize`` command's ``--method`` takes.
 ``PairHFShim`` (``shim.py``) quantizes the Hugging Face model right after its
 weights are loaded (``from_bytes`` / ``from_disk``), or before the first
 prediction of a model initialized from a pretrained backbone; embeddings and
@@ -54,11 +51,7 @@ QUANTIZE_SETTINGS: Dict[str, str] = {
     "int8-smooth": "int8-token with the activations' channels smoothed by a saved calibration (SmoothQuant; CPU only)",
 }
 # The one vocabulary: the names above, in configs and as the quantize
-# command's --method alike. The older --method spellings are still read,
-# in both places, as these names (and nothing else maps them).
-QUANTIZE_ALIASES: Dict[str, str] = {
-    "dynamic-int8": "int8", "per-token-int8": "int8-token", "smooth-int8": "int8-smooth",
-}
+# command's --method alike.
 # What the quantize command's --method takes (the settings but "").
 QUANTIZE_METHODS = tuple(name for name in QUANTIZE_SETTINGS if name)
 # Set on the Hugging Face config of a quantized module, so a saved int8
@@ -74,10 +67,7 @@ class QuantizationError(ValueError):
 
 
 def check_quantize(value: str) -> str:
-    """The ``quantize`` setting, validated: a key of ``QUANTIZE_SETTINGS``, or
-    an older spelling of one (``QUANTIZE_ALIASES``), which is returned as the
-    key it names."""
-    value = QUANTIZE_ALIASES.get(value, value)
+    """The ``quantize`` setting, validated: a key of ``QUANTIZE_SETTINGS``."""
     if value not in QUANTIZE_SETTINGS:
         options = ", ".join(repr(k) for k in QUANTIZE_SETTINGS)
         raise ValueError(f"Unknown quantize setting {value!r}: expected one of {options}.")

@@ -1,8 +1,8 @@
 """Int8 inference of the pair transformer (encoder/quantize.py, the quantize
 setting of PairHFShim and of the v1 architectures): Linear layers quantized
 when the weights are loaded or before the first prediction, outputs close to
-fp32, the config override, fp32 by default, the older setting spellings and
-the deprecated v2 names, saving again, no training, no GPU."""
+fp32, the config override, fp32 by default, no aliases for unreleased names,
+saving again, no training, no GPU."""
 import pickle
 import warnings
 
@@ -16,7 +16,6 @@ from spacy_paraphrase import token_probs
 from spacy_paraphrase.encoder import PairHFShim, QuantizationError, set_quantize
 from spacy_paraphrase.encoder import shim as shim_module
 from spacy_paraphrase.encoder.quantize import (
-    QUANTIZE_ALIASES,
     QUANTIZED_ATTR,
     PerTokenInt8Linear,
     check_quantize,
@@ -28,7 +27,6 @@ from tests.util import make_examples
 
 QUANTIZE = "components.transformer.model.quantize"
 ARCH = "components.transformer.model.@architectures"
-V2 = "spacy_paraphrase.PairTransformerModel.v2"  # deprecated: the same as v1
 PROB_TOLERANCE = 0.02  # int8 vs fp32, per token probability, on the tiny model
 # setting -> the type its Linear layers become
 LINEAR_TYPES = {"int8": torch.ao.nn.quantized.dynamic.Linear, "int8-token": PerTokenInt8Linear}
@@ -78,52 +76,27 @@ def test_override_quantizes_the_transformer_and_outputs_stay_close(saved, settin
 
 def test_without_quantize_the_fp32_pipeline_loads(saved):
     path, examples, fp32 = saved
-    for config in ({}, {QUANTIZE: ""}, {ARCH: V2}, {ARCH: V2, QUANTIZE: ""}):
+    for config in ({}, {QUANTIZE: ""}):
         nlp = spacy.load(path, config=config)
         assert not is_quantized(_hf(nlp))
         assert torch.nn.Linear in _linear_types(_hf(nlp))
         for x, y in zip(fp32, _probs(nlp, examples)):
             numpy.testing.assert_array_equal(x, y)
-    for config in ({QUANTIZE: "int4"}, {ARCH: V2, QUANTIZE: "int4"}):
+    for config in ({QUANTIZE: "int4"},):
         with pytest.raises(Exception, match="Unknown quantize setting"):
             spacy.load(path, config=config)
 
 
-@pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
-def test_the_deprecated_v2_name_loads_as_v1(saved, tmp_path, setting):
-    """A config naming v2 (what quantize wrote before) builds the same model
-    as v1, and says it is deprecated."""
-    path, examples, _ = saved
-    v1 = spacy.load(path, config={QUANTIZE: setting})
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        v2 = spacy.load(path, config={ARCH: V2, QUANTIZE: setting})
-    assert any(issubclass(w.category, DeprecationWarning) and "PairTransformerModel.v2 is deprecated" in str(w.message)
-               for w in caught)
-    assert _linear_types(_hf(v2)) == _linear_types(_hf(v1)) == {LINEAR_TYPES[setting]}
-    for x, y in zip(_probs(v1, examples), _probs(v2, examples)):
-        numpy.testing.assert_array_equal(x, y)
-    # a pipeline saved with the v2 name (a quantized copy saved again) loads as it was
-    v2.to_disk(tmp_path / "v2")
-    again = spacy.load(tmp_path / "v2")
-    assert again.config["components"]["transformer"]["model"]["@architectures"] == V2
-    for x, y in zip(_probs(v2, examples), _probs(again, examples)):
-        numpy.testing.assert_array_equal(x, y)
-
-
-@pytest.mark.parametrize("old,new", sorted(QUANTIZE_ALIASES.items()))
-def test_the_older_spellings_of_a_setting_are_read_as_it(saved, old, new):
-    assert check_quantize(old) == new
-    if new not in LINEAR_TYPES:
-        return  # int8-smooth needs a calibration (tests/encoder/test_smoothing.py)
-    path, examples, _ = saved
-    nlp = spacy.load(path, config={QUANTIZE: old})
-    assert _linear_types(_hf(nlp)) == {LINEAR_TYPES[new]}
-    assert getattr(_hf(nlp).config, QUANTIZED_ATTR) == new
-    assert nlp.get_pipe("transformer").model.layers[0].shims[0].quantize == new  # as saved again
-    reference = spacy.load(path, config={QUANTIZE: new})
-    for x, y in zip(_probs(reference, examples), _probs(nlp, examples)):
-        numpy.testing.assert_array_equal(x, y)
+@pytest.mark.parametrize("old", ["dynamic-int8", "per-token-int8", "smooth-int8"])
+def test_names_this_package_never_released_are_refused(saved, old):
+    # 0.1.0 has never been released: no aliases for spellings used during development
+    path, _, _ = saved
+    with pytest.raises(ValueError, match="Unknown quantize setting"):
+        check_quantize(old)
+    with pytest.raises(Exception, match="Unknown quantize setting"):
+        spacy.load(path, config={QUANTIZE: old})
+    with pytest.raises(Exception, match="PairTransformerModel.v2"):
+        spacy.load(path, config={ARCH: "spacy_paraphrase.PairTransformerModel.v2"})
 
 
 @pytest.mark.parametrize("setting", sorted(LINEAR_TYPES))
@@ -172,8 +145,8 @@ def test_initialized_from_the_backbone_quantizes_before_predicting(tiny_bert):
     assert is_quantized(_hf(nlp)) and all("paraphrase" in doc.spans for doc in docs)
 
 
-@pytest.mark.parametrize("version", ["v1", "v2"])  # v2: deprecated, the same
-def test_inline_transformer_quantizes(tiny_bert, tmp_path, version):
+def test_inline_transformer_quantizes(tiny_bert, tmp_path):
+    version = "v1"
     nlp = spacy.blank("en")
     nlp.add_pipe("pair_classifier", config={"model": {"tok2vec": {
         "@architectures": f"spacy_paraphrase.PairTransformer.{version}", "name": tiny_bert}}})
