@@ -1,6 +1,7 @@
 """The report's figures, drawn by matplotlib as inline SVG (no files, no
 scripts: the page opens offline)."""
 import io
+import re
 from typing import Dict, List, Optional, Sequence
 
 import matplotlib
@@ -19,7 +20,8 @@ def _svg(fig) -> str:
     fig.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(fig)
     text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    # namespaces only: the RDF metadata block is of no use inline
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text[text.index("<svg"):], flags=re.S)
 
 
 def _errors(rows: Sequence[Dict[str, object]]):
