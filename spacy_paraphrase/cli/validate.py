@@ -86,7 +86,7 @@ def score_cli(
     sheets: Annotated[List[Path], typer.Argument(help="Coded sheets, one per coder", metavar="SHEET...")],
     records: Records,
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the scores as JSON (for report --validation)")] = None,
-    design: Annotated[Optional[Path], typer.Option("--design", help="The sample design (default: SHEET.design.json beside the first sheet; none: a simple random sample)")] = None,
+    design: Annotated[Optional[Path], typer.Option("--design", help="The sample design of 'validate sheet' (default: SHEET.design.json beside the first sheet, else the only *.design.json in its folder; none found: a simple random sample is assumed)")] = None,
     n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples per interval")] = 2000,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap")] = 0,
 ):
@@ -95,6 +95,9 @@ def score_cli(
     from ..validation.summary import rows
 
     scores = run_command(score, sheets, records, output, design, n_boot, seed)
+    if scores["design"]["path"] is None:
+        msg.warn("No sample design found (--design): the coded pairs are taken as a simple random sample of "
+                 "the records; a stratified sheet's estimates need its SHEET.design.json")
     for name, value, ci in rows(scores):
         print(f"{name}: {value}" + (f"  [{ci}]" if ci else ""))
     if output is not None:

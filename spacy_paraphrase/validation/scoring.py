@@ -108,9 +108,18 @@ def model_scores(pred, ref, strata, population, decisions, clusters, *, n_boot: 
     return out
 
 
+def find_design(sheet: Path) -> Optional[Path]:
+    """SHEET.design.json beside a coded sheet, else the one ``*.design.json``
+    in its folder (coders' copies are often renamed), else None."""
+    if design_path(sheet).is_file():
+        return design_path(sheet)
+    found = sorted(Path(sheet).parent.glob("*.design.json"))
+    return found[0] if len(found) == 1 else None
+
+
 def _design(sheets: Sequence[Path], given: Optional[Path]) -> Optional[Dict[str, Any]]:
-    path = given if given is not None else design_path(sheets[0])
-    if given is None and not path.is_file():
+    path = given if given is not None else find_design(sheets[0])
+    if path is None:
         return None
     try:
         design = json.loads(Path(path).read_text(encoding="utf-8"))
