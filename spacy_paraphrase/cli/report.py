@@ -6,12 +6,13 @@ from typing import Annotated, Dict, List, Optional
 import typer
 from wasabi import msg
 
-from ._util import CommandError, app, run_command
+from ._util import CommandError, app, require_report_extra, run_command
 
 
 def report(inputs: List[Path], output_dir: Path, by: Optional[List[str]] = None, by_time: Optional[List[str]] = None,
            validation: Optional[Path] = None, lang: str = "en", n_boot: int = 2000, seed: int = 0) -> Dict:
     """Write the report; returns ``{"summary", "files"}`` (CommandError for bad input)."""
+    require_report_extra()
     from ..report.build import ReportError, make_report
 
     if n_boot < 100:

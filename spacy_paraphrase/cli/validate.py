@@ -8,7 +8,7 @@ from typing import Annotated, Any, Dict, List, Optional
 import typer
 from wasabi import msg
 
-from ._util import CommandError, DrawSeed, app, run_command
+from ._util import CommandError, DrawSeed, app, require_report_extra, run_command
 
 validate_app = typer.Typer(
     name="validate", no_args_is_help=True, add_completion=False,
@@ -25,6 +25,7 @@ def _inputs(records: List[Path]) -> List[Path]:
 
 def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "margin", seed: int = 0) -> Dict[str, Any]:
     """Draw and write the sheet; returns the design (CommandError for bad input)."""
+    require_report_extra()
     from ..annotate.paths import same_file
     from ..report.records import RecordsError, read_records
     from ..validation.sheet import design_path, draw, sheet_rows, write_sheet
@@ -48,6 +49,7 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
 def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None, design: Optional[Path] = None,
           n_boot: int = 2000, seed: int = 0) -> Dict[str, Any]:
     """The scores of coded sheets, written to ``output`` as JSON when given."""
+    require_report_extra()
     from ..report.records import RecordsError
     from ..saving import atomic_write
     from ..validation.coding import SheetError
