@@ -134,6 +134,9 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     sections = [section("Corpus", table(["", ""], [(r["key"], r["value"]) for r in summary]), paragraph(
         f"Paraphrase rate {fmt(overall.rate)}, 95% interval {interval(overall.as_dict())} (bootstrap over "
         f"{overall.conversations} conversations: whole conversations are resampled)."), anchor="corpus")]
+    if scores_json is not None:
+        from ..validation.summary import validation_section
+        sections.append(validation_section(scores_json, validation))
     for name, values in groups.items():
         rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)
         files.append(f"by_{slug(name)}.csv")
@@ -172,9 +175,6 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         table(["pair", "score", "decision"], [(link(links[pid], pid), data.by_id()[pid].get("score"),
                                                "paraphrase" if data.by_id()[pid].get("is_paraphrase") else "no")
                                               for pid in links], numeric=(False, True)), anchor="examples"))
-    if scores_json is not None:
-        from ..validation.summary import validation_section
-        sections.append(validation_section(scores_json, validation))
     html = page("Paraphrase report", sections, "Written by python -m spacy_paraphrase report; the tables behind "
                 "every figure are the CSV files beside this page.")
     atomic_write(out_dir / "index.html", lambda tmp: tmp.write_text(html, encoding="utf-8"))

@@ -7,7 +7,7 @@ CSS = """
 body{font:15px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:1.5rem auto;max-width:60rem;color:#1f2328;padding:0 1rem}
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #d0d7de}
 table{border-collapse:collapse;margin:.5rem 0}td,th{border:1px solid #d0d7de;padding:.2rem .5rem;text-align:left;vertical-align:top}
-th{background:#f6f8fa}td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f8fa}td:first-child{min-width:12rem}td.n{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1rem 0}figure svg{max-width:100%;height:auto}figcaption{color:#57606a;font-size:.9rem}
 .note{color:#57606a;font-size:.9rem}.warn{color:#9a6700}
 """
@@ -28,7 +28,7 @@ def interval(row: Dict[str, Any]) -> str:
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequence[bool] = ()) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in header)
+    head = "".join(f"<th>{escape(h)}</th>" for h in header) if any(header) else ""
     body = []
     for row in rows:
         cells = []
@@ -37,7 +37,8 @@ def table(header: Sequence[str], rows: Sequence[Sequence[Any]], numeric: Sequenc
             cls = ' class="n"' if i < len(numeric) and numeric[i] else ""
             cells.append(f"<td{cls}>{html}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    thead = f"<thead><tr>{head}</tr></thead>" if head else ""
+    return f"<table>{thead}<tbody>{''.join(body)}</tbody></table>"
 
 
 class Markup(str):

@@ -1,7 +1,8 @@
 """The phrases most often highlighted on the second turn: each PARAPHRASE
 span of a pair the model calls a paraphrase, normalised (lower case,
 punctuation dropped) and lemmatised with spaCy's lookup lemmatizer
-(``spacy-lookups-data``), counted with an example pair each."""
+(``spacy-lookups-data``), counted with an example pair each; phrases of
+stop words only are left out."""
 from collections import Counter
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -21,8 +22,12 @@ def lemmatizer(lang: str = "en"):
 
 
 def normalise(doc) -> str:
-    words = [(t.lemma_ or t.text).lower() for t in doc if not (t.is_punct or t.is_space)]
-    return " ".join(w for w in words if w)
+    """The lemmas of the phrase's words, punctuation dropped; empty for a
+    phrase of stop words only ("'s", "the", "is": nothing to read)."""
+    words = [t for t in doc if not (t.is_punct or t.is_space)]
+    if all(t.is_stop for t in words):
+        return ""
+    return " ".join(w for w in ((t.lemma_ or t.text).lower() for t in words) if w)
 
 
 def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25) -> Tuple[List[Dict[str, Any]], bool]:

@@ -82,7 +82,16 @@ def _run_model(output: Path) -> Optional[str]:
         model = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["model"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return model.get("path") or model.get("name") if isinstance(model, dict) else str(model)
+    name = (model.get("path") or model.get("name")) if isinstance(model, dict) else str(model)
+    return shown(name) if name else None
+
+
+def shown(path: str) -> str:
+    """A path as the report shows it: relative to the working directory when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def _error_counts(output: Path) -> Tuple[int, int]:

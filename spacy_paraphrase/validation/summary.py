@@ -5,6 +5,8 @@ from typing import Any, Dict, List
 
 from ..report.page import fmt, paragraph, section, table
 
+MAX_NAMED = 6  # coders named on the page (all are in the scores file)
+
 
 def _ci(entry: Dict[str, Any]) -> str:
     if entry.get("low") is None:
@@ -16,7 +18,8 @@ def rows(scores: Dict[str, Any]) -> List[tuple]:
     """(what, value, 95% interval) of every figure of a scores file."""
     agreement = scores["agreement"]
     out = [
-        ("coders", ", ".join(scores["coders"]), ""),
+        ("coders", ", ".join(scores["coders"]) if len(scores["coders"]) <= MAX_NAMED
+         else f"{len(scores['coders'])} ({', '.join(scores['coders'][:MAX_NAMED])}, ...)", ""),
         ("pairs coded (labels)", f"{scores['pairs_coded']} ({scores['labels']})", ""),
         ("Krippendorff's alpha, coders", fmt(agreement["humans"]["krippendorff_alpha"]), ""),
         ("Cohen's kappa, coders (two coders only)", fmt(agreement["humans"]["cohen_kappa"]), ""),
