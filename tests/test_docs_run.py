@@ -83,6 +83,7 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
+    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
     "spacy_paraphrase validate score coder_a.csv coder_b.csv -r paraphrases.jsonl -o scores.json": CODED,
     "spacy_paraphrase report paraphrases.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
@@ -161,6 +162,14 @@ def contextdep_tsv(path: Path) -> None:
     path.write_text(HEADER + "".join(rows), encoding="utf-8")
 
 
+def talks_csv(path: Path) -> None:
+    """The README's own-corpus turn table: its own column names, roles in a column."""
+    rows = [("talk", "who", "said", "role"), ("t1", "Ann", "I moved to Rome last year.", "guest"),
+            ("t1", "Bob", "So you live in Rome now?", "host"), ("t1", "Ann", "Yes, for a year.", "guest"),
+            ("t2", "Cy", "We won the game.", "guest"), ("t2", "Bob", "You won it?", "host")]
+    path.write_text("".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+
+
 def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = False) -> None:
     """A tiny file (or pipeline) of the kind a command reads at ``value``, unless it is there; a
     directory (``as_dir``: shown as ``value/``) is a ConvoKit corpus."""
@@ -178,6 +187,8 @@ def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = Fa
         DocBin(docs=[eg.reference for eg in nlp_examples] * 3).to_disk(path)
     elif path.suffix == ".jsonl":
         helpers.write_mediasum(path)
+    elif path.name == "talks.csv":
+        talks_csv(path)
     elif path.suffix == ".csv":
         helpers.write_turns_csv(path)
     elif path.suffix == ".tsv":
