@@ -61,6 +61,11 @@ PLACEHOLDERS: Dict[Tuple, str] = {
     ("visualize", "INPUT"): "corpus/contextdep/dev.spacy",  # a .spacy file of pair Docs
     ("visualize", "OUTPUT"): "corpus/contextdep/dev.spacy",  # ray.md: annotate's OUTPUT
     ("backbone", "DIR"): "backbone_cache",
+    (None, "RECORDS"): "records.jsonl",  # annotate records (make_input)
+    ("report", "DIR"): "out/report",
+    ("report", "FIELD"): "second.speaker",
+    ("report", "FIELD:year"): "meta.date:year",
+    (None, "SHEET.csv"): "sheet.csv",
 }
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
@@ -83,6 +88,7 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
+    "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
     "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
     "spacy_paraphrase validate score coder_a.csv coder_b.csv -r paraphrases.jsonl -o scores.json": CODED,
     "spacy_paraphrase report paraphrases.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
@@ -185,6 +191,10 @@ def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = Fa
         pipeline.to_disk(path)
     elif path.suffix == ".spacy":
         DocBin(docs=[eg.reference for eg in nlp_examples] * 3).to_disk(path)
+    elif path.name == "records.jsonl":
+        from tests.report.helpers import corpus, write_records
+
+        write_records(path, corpus(4, 3))
     elif path.suffix == ".jsonl":
         helpers.write_mediasum(path)
     elif path.name == "talks.csv":
