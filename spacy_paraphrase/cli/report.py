@@ -39,4 +39,6 @@ def report_cli(
     bootstrap intervals per group and over time, pair scores, phrases."""
     out = run_command(report, inputs, output_dir, by, by_time, validation, lang, n_boot, seed)
     summary = out["summary"]
-    msg.good(f"{summary['pairs']} pairs, rate {summary['paraphrase rate']:.3f} -> {output_dir / 'index.html'}")
+    rate = summary["paraphrase rate"]
+    rate = "not defined (no pair has a score)" if rate is None else f"{rate:.3f}"
+    msg.good(f"{summary['pairs']} pairs, paraphrase rate {rate} -> {output_dir / 'index.html'}")

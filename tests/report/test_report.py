@@ -141,3 +141,17 @@ def test_bad_records_and_an_output_over_the_input_are_refused(tmp_path):
     result = runner.invoke(app, ["report", str(ray), "-o", str(ray)])
     assert result.exit_code == 1 and "write the report elsewhere" in _out(result)
     assert sorted(p.name for p in ray.iterdir()) == ["a.jsonl"]
+
+
+def test_pairs_without_a_score_are_counted_and_left_out(tmp_path):
+    records = [record("a-1", "a", None), record("a-2", "a", 0.9), record("b-1", None, 0.1)]
+    path = write_records(tmp_path / "r.jsonl", records)
+    result = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "rep"), "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    summary = {r["key"]: r["value"] for r in _csv(tmp_path / "rep" / "summary.csv")}
+    # b-1 has no conversation: it is its own cluster
+    assert (summary["pairs"], summary["pairs without a score"], summary["conversations"]) == ("3", "1", "2")
+    assert float(summary["paraphrase rate"]) == 0.5
+    path = write_records(tmp_path / "none.jsonl", [record("a-1", "a", None)])
+    result = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "rep2")])
+    assert result.exit_code == 0 and "paraphrase rate not defined (no pair has a score)" in _out(result)

@@ -107,8 +107,8 @@ def test_bad_sheets_name_the_rows(tmp_path):
     _write(tmp_path / "bad.csv", bad)
     result = runner.invoke(app, ["validate", "score", str(tmp_path / "bad.csv"), "-r", str(path)])
     assert result.exit_code == 1 and "Traceback" not in result.output
-    assert (f"bad.csv: missing label in rows 2; unknown label in rows 4; pair id twice in rows 6; "
-            f"pair id not in the records in rows 7 (e.g. 'maybe'; use 1/0, yes/no)") in _out(result)
+    assert ("bad.csv: missing label in rows 2; unknown label in rows 4; pair id twice in rows 6; "
+            "pair id not in the records in rows 7 (e.g. 'maybe'; use 1/0, yes/no)") in _out(result)
     _write(tmp_path / "nolabel.csv", rows, ("pair_id", "first_text"))
     result = runner.invoke(app, ["validate", "score", str(tmp_path / "nolabel.csv"), "-r", str(path)])
     assert result.exit_code == 1 and "nolabel.csv: no label column" in _out(result)
@@ -116,17 +116,34 @@ def test_bad_sheets_name_the_rows(tmp_path):
 
 def test_pairs_outside_the_design_and_a_report_of_other_records_are_refused(tmp_path):
     path, rows = _coded(tmp_path)
-    other = corpus(12, 4, seed=3)[0]["pair_id"]
     drawn = {r["pair_id"] for r in rows}
     extra = next(r["pair_id"] for r in corpus(12, 4, seed=3) if r["pair_id"] not in drawn)
     _write(tmp_path / "more.csv", [dict(r, label=1) for r in rows] + [{"pair_id": extra, "label": 0}])
     result = runner.invoke(app, ["validate", "score", str(tmp_path / "more.csv"), "-r", str(path),
                                  "--design", str(tmp_path / "sheet.design.json")])
-    assert result.exit_code == 1 and f"pairs not drawn in the design" in _out(result) and extra in _out(result)
-    assert other
+    assert result.exit_code == 1 and "pairs not drawn in the design" in _out(result) and extra in _out(result)
     assert runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "-o",
                                str(tmp_path / "s.json")]).exit_code == 0
     new = write_records(tmp_path / "other.jsonl", corpus(3, 3, threshold=0.6))
     result = runner.invoke(app, ["report", str(new), "-o", str(tmp_path / "rep"), "--validation",
                                  str(tmp_path / "s.json")])
     assert result.exit_code == 1 and "scored records of threshold 0.4, these records have 0.6" in _out(result)
+
+
+def test_one_coder_has_no_agreement_but_is_the_reference(tmp_path):
+    path, rows = _coded(tmp_path)
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "-o",
+                                 str(tmp_path / "s.json"), "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "s.json").read_text())
+    assert scores["agreement"]["humans"] == {"coders": 1, "krippendorff_alpha": None, "cohen_kappa": None,
+                                             "percent_agreement": None}
+    # ann labelled every pair as the model decided
+    assert scores["model_vs_majority"]["f1"]["value"] == 1.0 and scores["agreement"]["model_vs_majority"]["cohen_kappa"] == 1.0
+
+
+def test_without_a_design_the_sample_is_taken_as_simple_random_with_a_warning(tmp_path):
+    path, rows = _coded(tmp_path)
+    (tmp_path / "sheet.design.json").unlink()
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "--n-boot", "200"])
+    assert result.exit_code == 0 and "No sample design found" in _out(result)
