@@ -37,7 +37,7 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
             if Path(path).is_file() and same_file(Path(path), target):
                 raise CommandError(f"{target} is the input {path}: refusing to write over it")
     try:
-        data = read_records(records)
+        data = read_records(records, words_of=set())
         sample, design = draw(data.records, n, stratify, seed)
     except (RecordsError, ValueError) as err:
         raise CommandError(str(err)) from None

@@ -14,7 +14,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from ..annotate.resume import checkpoint_path, default_errors_path
 
@@ -111,13 +111,15 @@ def _error_counts(output: Path) -> Tuple[int, int]:
     return skipped, malformed
 
 
-def _thresholds(records: List[Dict[str, Any]], where: Dict[int, str]) -> Dict[float, str]:
+def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> Dict[float, str]:
     """Each threshold found (score - margin, rounded) -> where it was first seen."""
     found: Dict[float, str] = {}
     for i, record in enumerate(records):
         score, margin = record.get("score"), record.get("margin")
         if isinstance(score, (int, float)) and isinstance(margin, (int, float)) and math.isfinite(score - margin):
-            found.setdefault(round(score - margin, THRESHOLD_DIGITS), where[i])
+            threshold = round(score - margin, THRESHOLD_DIGITS)
+            if threshold not in found:
+                found[threshold] = where(i)
     return found
 
 
@@ -143,15 +145,18 @@ def _read_convokit(corpus: Path, out: Records) -> None:
                 target.update({str(k): (v or {}).get("meta") or {} for k, v in data.items() if isinstance(v, dict)})
 
 
-def read_records(paths: Sequence[Path]) -> Records:
+def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
     """All records of ``paths`` (module doc); RecordsError for bad input,
-    for records of several models or thresholds, or for a pair id twice."""
+    for records of several models or thresholds, or for a pair id twice.
+    ``words_of``: keep the per-word probabilities (``"words"``, the bulk of
+    a ``--with-probs`` record) of these pair ids only (None: of all)."""
     if not paths:
         raise RecordsError("no records given")
-    out = Records(records=[], sources=[str(p) for p in paths])
+    out = Records(records=[], sources=[shown(str(p)) for p in paths])
     models: Dict[str, str] = {}
-    where: Dict[int, str] = {}
-    seen: Dict[str, str] = {}
+    files_read: List[Path] = []
+    where: List[Tuple[int, int]] = []  # (file, line) of each record
+    seen: Dict[str, int] = {}
     for path in map(Path, paths):
         files, output, corpus = _output_files(path)
         model = _run_model(output)
@@ -163,19 +168,22 @@ def read_records(paths: Sequence[Path]) -> Records:
         if corpus is not None:
             _read_convokit(corpus, out)
         for file in files:
+            files_read.append(file)
             for number, record in _lines(file):
-                here = f"{file}, line {number}"
                 pair_id = str(record["pair_id"])
                 if pair_id in seen:
-                    raise RecordsError(f"pair id {pair_id!r} twice: {seen[pair_id]} and {here} "
-                                       "(give each annotate output once)")
-                seen[pair_id] = here
-                where[len(out.records)] = here
+                    first = where[seen[pair_id]]
+                    raise RecordsError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
+                                       f"{file}, line {number} (give each annotate output once)")
+                if words_of is not None and pair_id not in words_of:
+                    record.pop("words", None)
+                seen[pair_id] = len(out.records)
+                where.append((len(files_read) - 1, number))
                 out.records.append(record)
     if len(models) > 1:
         (a, at), (b, bt) = list(models.items())[:2]
         raise RecordsError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
-    thresholds = _thresholds(out.records, where)
+    thresholds = _thresholds(out.records, lambda i: f"{files_read[where[i][0]]}, line {where[i][1]}")
     if len(thresholds) > 1:
         (a, at), (b, bt) = sorted(thresholds.items())[:2]
         raise RecordsError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "

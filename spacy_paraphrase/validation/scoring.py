@@ -136,7 +136,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
                  n_boot: int = N_BOOT, seed: int = 0) -> Dict[str, Any]:
     """The scores of coded sheets (module doc) as a JSON-able dict."""
     sheets = [Path(p) for p in sheets]
-    data = read_records(records)
+    data = read_records(records, words_of=set())
     by_id = data.by_id()
     scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
     names = coder_names(sheets)

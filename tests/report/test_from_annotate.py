@@ -30,7 +30,8 @@ def _summary(path):
 def test_report_of_an_annotate_run(model, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     write_mediasum(tmp_path / "news.jsonl", n_copies=2, extra_lines=["{oops"])
-    result = runner.invoke(app, ["annotate", str(model), "news.jsonl", "out.jsonl", "--format", "mediasum"])
+    result = runner.invoke(app, ["annotate", str(model), "news.jsonl", "out.jsonl", "--format", "mediasum",
+                                 "--with-probs"])
     assert result.exit_code == 0, result.output
     records = read_jsonl(tmp_path / "out.jsonl")
     result = runner.invoke(app, ["report", "out.jsonl", "-o", "rep", "--by", "second.speaker", "--n-boot", "200"])
@@ -42,6 +43,8 @@ def test_report_of_an_annotate_run(model, tmp_path, monkeypatch):
     assert summary["pairs"] == str(len(records)) and summary["conversations"] == "4"
     assert summary["paraphrases"] == str(sum(r["is_paraphrase"] for r in records))
     assert (summary["skipped (errors file)"], summary["malformed (errors file)"]) == ("2", "1")
+    # the example pairs are drawn with their per-word probabilities (read again for them only)
+    assert 'class="spp-w' in (tmp_path / "rep" / "pairs.html").read_text(encoding="utf-8")
     result = runner.invoke(app, ["validate", "sheet", "out.jsonl", "-o", "sheet.csv", "--n", "3"])
     assert result.exit_code == 0, result.output
     with open(tmp_path / "sheet.csv", newline="", encoding="utf-8") as f:
