@@ -28,17 +28,28 @@ class Rate:
         return asdict(self)
 
 
-def _cluster_sums(values: numpy.ndarray, clusters: Sequence) -> "tuple[numpy.ndarray, numpy.ndarray]":
+def cluster_sums(values: numpy.ndarray, clusters: Sequence) -> "tuple[numpy.ndarray, numpy.ndarray]":
     _, index = numpy.unique(numpy.asarray([str(c) for c in clusters]), return_inverse=True)
     sums = numpy.bincount(index, weights=values)
     counts = numpy.bincount(index).astype(float)
     return sums, counts
 
 
-def bootstrap_weights(k: int, n_boot: int, rng: numpy.random.Generator) -> numpy.ndarray:
-    """(n_boot, k) counts: how often each of k clusters is drawn in each
-    resample of k clusters with replacement."""
-    return rng.multinomial(k, numpy.full(k, 1.0 / k), size=n_boot).astype(float)
+CHUNK = 2_000_000  # cluster draws held at a time (memory stays flat for a corpus of any size)
+
+
+def bootstrap_ratios(sums: numpy.ndarray, counts: numpy.ndarray, n_boot: int,
+                     rng: numpy.random.Generator) -> numpy.ndarray:
+    """``n_boot`` resampled ratios sum / count: each resample draws k of
+    the k clusters with replacement, in chunks."""
+    k = len(sums)
+    out = numpy.empty(n_boot)
+    step = max(1, CHUNK // k)
+    for start in range(0, n_boot, step):
+        rows = min(step, n_boot - start)
+        drawn = rng.integers(0, k, size=(rows, k))
+        out[start:start + rows] = sums[drawn].sum(axis=1) / counts[drawn].sum(axis=1)
+    return out
 
 
 def cluster_bootstrap(values: Sequence[float], clusters: Sequence, *, n_boot: int = N_BOOT,
@@ -51,15 +62,14 @@ def cluster_bootstrap(values: Sequence[float], clusters: Sequence, *, n_boot: in
     n = len(values)
     if n == 0:
         return Rate(0, 0, 0, None, note="no pairs")
-    sums, counts = _cluster_sums(values, clusters)
+    sums, counts = cluster_sums(values, clusters)
     k = len(sums)
     rate = float(values.mean())
     out = Rate(n, int(round(values.sum())), k, rate)
     if k < 2:
         out.note = NOT_ESTIMABLE
         return out
-    weights = bootstrap_weights(k, n_boot, numpy.random.default_rng(seed))
-    rates = (weights @ sums) / (weights @ counts)
+    rates = bootstrap_ratios(sums, counts, n_boot, numpy.random.default_rng(seed))
     alpha = (1 - level) / 2
     out.low, out.high = (float(x) for x in numpy.quantile(rates, [alpha, 1 - alpha]))
     return out

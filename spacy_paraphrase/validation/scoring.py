@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 
 from ..report.records import read_records
-from ..report.statistics import LEVEL, N_BOOT, bootstrap_weights, cluster_bootstrap
+from ..report.statistics import LEVEL, N_BOOT, bootstrap_ratios, cluster_bootstrap, cluster_sums
 from .agreement import cohen_kappa, krippendorff_alpha, majority, percent_agreement
 from .coding import SheetError, coder_names, read_sheet
 from .sheet import design_path
@@ -89,11 +89,10 @@ def model_scores(pred, ref, strata, population, decisions, clusters, *, n_boot: 
     stats = [confusion(pred[i], ref[i], w[i]) for i in draws]
     rates = [float((w[i] * ref[i]).sum() / w[i].sum()) for i in draws]
     # the model's corpus rate, resampled by conversation, paired with each sample draw
-    _, index = numpy.unique(numpy.asarray([str(c) for c in clusters]), return_inverse=True)
-    sums = numpy.bincount(index, weights=numpy.asarray(decisions, dtype=float))
-    counts = numpy.bincount(index).astype(float)
-    weights = bootstrap_weights(len(sums), n_boot, rng)
-    p_draws = (weights @ sums) / (weights @ counts)
+    p_draws: Sequence[float] = []
+    if observed.conversations > 1:
+        sums, counts = cluster_sums(numpy.asarray(decisions, dtype=float), clusters)
+        p_draws = bootstrap_ratios(sums, counts, n_boot, rng)
     corrected = rogan_gladen(observed.rate, point["recall"], point["specificity"])
     out = {key: _interval(point[key], [s[key] for s in stats]) for key in ("precision", "recall", "specificity", "f1")}
     out["rates"] = {
@@ -101,7 +100,7 @@ def model_scores(pred, ref, strata, population, decisions, clusters, *, n_boot: 
                   "pairs": observed.pairs, "conversations": observed.conversations},
         "sample_weighted": _interval(float((w * ref).sum() / w.sum()), rates),
         "rogan_gladen": _interval(corrected, [rogan_gladen(p, s["recall"], s["specificity"])
-                                              for p, s in zip(p_draws, stats)] if observed.conversations > 1 else []),
+                                              for p, s in zip(p_draws, stats)]),
     }
     if observed.conversations < 2 and corrected is not None:
         out["rates"]["rogan_gladen"]["note"] = "interval not estimable: fewer than 2 conversations"

@@ -65,3 +65,13 @@ def test_score_histogram_counts_every_scored_pair_once():
     bins = score_histogram([0.0, 0.05, 0.5, 1.0, None, 0.999], bins=10)
     assert sum(b["pairs"] for b in bins) == 5
     assert bins[0]["pairs"] == 2 and bins[5]["pairs"] == 1 and bins[-1]["pairs"] == 2
+
+
+def test_the_bootstrap_draws_in_chunks_with_the_same_result(monkeypatch):
+    from spacy_paraphrase.report import statistics
+
+    rng = numpy.random.default_rng(0)
+    values, clusters = rng.random(300) < 0.4, rng.integers(0, 60, 300)
+    whole = cluster_bootstrap(values, clusters, n_boot=500)
+    monkeypatch.setattr(statistics, "CHUNK", 60 * 7)  # 7 resamples at a time
+    assert cluster_bootstrap(values, clusters, n_boot=500) == whole
