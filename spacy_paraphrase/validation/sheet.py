@@ -62,6 +62,8 @@ def draw(records: Sequence[Dict[str, Any]], n: int, stratify: str, seed: int) ->
     if n < 1:
         raise ValueError("--n must be at least 1")
     scored = [r for r in records if isinstance(r.get("score"), (int, float))]
+    if not scored:
+        raise ValueError("no record has a score: there is nothing to validate")
     groups: Dict[str, List[Dict[str, Any]]] = {}
     for record in scored:
         groups.setdefault(stratum(record, stratify), []).append(record)

@@ -147,3 +147,27 @@ def test_without_a_design_the_sample_is_taken_as_simple_random_with_a_warning(tm
     (tmp_path / "sheet.design.json").unlink()
     result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "--n-boot", "200"])
     assert result.exit_code == 0 and "No sample design found" in _out(result)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "sheet.csv", "--n", "0"], "--n must be at least 1"),
+    (["-o", "sheet.csv", "--stratify", "score"], "choose one of margin, decision, none"),
+    (["-o", "sheet.xlsx"], "the coding sheet is a .csv file"),
+    (["-o", "r.csv"], "is the input"),
+])
+def test_bad_sheet_options_end_with_one_line(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    write_records(tmp_path / "r.jsonl", corpus(2, 2))
+    (tmp_path / "r.csv").write_text((tmp_path / "r.jsonl").read_text())
+    records = "r.csv" if "r.csv" in args else "r.jsonl"
+    result = runner.invoke(app, ["validate", "sheet", records, *args])
+    assert result.exit_code == 1 and message in _out(result) and "Traceback" not in result.output
+
+
+def test_records_without_scores_give_no_sheet(tmp_path):
+    from tests.report.helpers import record
+
+    path = write_records(tmp_path / "r.jsonl", [record("a-1", "a", None)])
+    result = runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "s.csv")])
+    assert result.exit_code == 1 and "no record has a score" in _out(result)
+    assert not (tmp_path / "s.csv").exists()
