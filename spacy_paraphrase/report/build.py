@@ -90,6 +90,7 @@ def _examples(data: Records, phrases: List[Dict[str, Any]]) -> "tuple[str, Dict[
         except ValueError as err:
             raise ReportError(str(err)) from None
     html = render_views(views, page=True, title="Example pairs of the report")
+    html = re.sub(r"(<body[^>]*>)", r'\1<p><a href="index.html">&#8592; the report</a></p>', html, count=1)
     uid = re.search(r'<div class="spp" id="spp-([0-9a-f]+)"', html).group(1)
     return html, {pair_id: f"pairs.html#spp-{uid}-{n}" for n, pair_id in enumerate(chosen)}
 

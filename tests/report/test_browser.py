@@ -32,6 +32,7 @@ def test_the_report_opens_offline_with_every_figure(chromium, tmp_path):  # noqa
     assert result["width"] <= 1000  # no horizontal scrolling
     pairs = (out_dir / "pairs.html").read_text(encoding="utf-8")
     assert result["links"] and all(f'id="{anchor}"' in pairs for anchor in result["links"])
+    assert '<a href="index.html">' in pairs
     shot = tmp_path / "report.png"
     subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
                     f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1000,2400",
