@@ -97,6 +97,10 @@ def score_cli(
     from ..validation.summary import rows
 
     scores = run_command(score, sheets, records, output, design, n_boot, seed)
+    uncoded = scores["design"].get("strata_without_coded_pairs")
+    if uncoded:
+        msg.warn(f"No coded pair in the strata {'; '.join(uncoded)}: the estimates leave their pairs out "
+                 "(code some of them)")
     if scores["design"]["path"] is None:
         msg.warn("No sample design found (--design): the coded pairs are taken as a simple random sample of "
                  "the records; a stratified sheet's estimates need its SHEET.design.json")

@@ -147,8 +147,13 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
         if outside:
             raise SheetError(f"pairs not drawn in the design {plan['path']}: {', '.join(outside[:10])}"
                              + (f" and {len(outside) - 10} more" if len(outside) > 10 else ""))
+        if plan.get("threshold") is not None and data.threshold is not None \
+                and abs(plan["threshold"] - data.threshold) > 1e-4:
+            raise SheetError(f"the design {plan['path']} was drawn from records of threshold {plan['threshold']:g}, "
+                             f"these have {data.threshold:g}: give the records the sheet was drawn from")
         strata = [plan["pairs"][pid] for pid in items]
         population = {name: s["population"] for name, s in plan["strata"].items()}
+        plan["uncoded"] = sorted(set(population) - set(strata))
     else:
         strata = ["all"] * len(items)
         population = {"all": len(scored)}
@@ -167,7 +172,8 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     against = model_scores(model, ref, strata, population, decisions, clusters, n_boot=n_boot, seed=seed)
     return {
         "records": {"sources": data.sources, "model": data.model, "threshold": data.threshold, "pairs": len(scored)},
-        "design": {"path": plan["path"], "stratify": plan.get("stratify"), "strata": plan["strata"]}
+        "design": {"path": plan["path"], "stratify": plan.get("stratify"), "strata": plan["strata"],
+                   "strata_without_coded_pairs": plan["uncoded"]}
         if plan else {"path": None, "stratify": "none (no design file: a simple random sample assumed)"},
         "coders": names,
         "pairs_coded": len(items),

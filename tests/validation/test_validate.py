@@ -171,3 +171,23 @@ def test_records_without_scores_give_no_sheet(tmp_path):
     result = runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "s.csv")])
     assert result.exit_code == 1 and "no record has a score" in _out(result)
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_stratum_nobody_coded_is_named(tmp_path):
+    path, rows = _coded(tmp_path)
+    design = json.loads((tmp_path / "sheet.design.json").read_text())
+    stratum = sorted(design["strata"])[0]
+    kept = [r for r in rows if design["pairs"][r["pair_id"]] != stratum]
+    _write(tmp_path / "part.csv", [dict(r, label=1) for r in kept])
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "part.csv"), "-r", str(path),
+                                 "--design", str(tmp_path / "sheet.design.json"), "--n-boot", "200"])
+    assert result.exit_code == 0 and f"No coded pair in the strata {stratum}" in _out(result)
+
+
+def test_a_design_of_other_records_is_refused(tmp_path):
+    path, rows = _coded(tmp_path)
+    design = json.loads((tmp_path / "sheet.design.json").read_text())
+    (tmp_path / "other.design.json").write_text(json.dumps(dict(design, threshold=0.7)))
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path),
+                                 "--design", str(tmp_path / "other.design.json")])
+    assert result.exit_code == 1 and "drawn from records of threshold 0.7, these have 0.4" in _out(result)
