@@ -70,9 +70,10 @@ def load_validation(path: Optional[Path], data: Records) -> Optional[Dict[str, A
     return scores
 
 
-def _examples(data: Records, phrases: List[Dict[str, Any]]) -> "tuple[str, Dict[str, str]]":
+def _examples(data: Records, phrases: List[Dict[str, Any]], inputs: Sequence[Path]) -> "tuple[str, Dict[str, str]]":
     """(DIR/pairs.html: example pairs, each top phrase's, the highest
-    scoring, the most borderline; pair id -> its link)."""
+    scoring, the most borderline, with their per-word probabilities read
+    again; pair id -> its link)."""
     scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
     chosen: Dict[str, Dict[str, Any]] = {}
     by_id = data.by_id()
@@ -83,6 +84,9 @@ def _examples(data: Records, phrases: List[Dict[str, Any]]) -> "tuple[str, Dict[
     margins = [r for r in scored if isinstance(r.get("margin"), (int, float))]
     for r in sorted(margins, key=lambda r: abs(r["margin"]))[:N_EXAMPLES]:
         chosen.setdefault(str(r["pair_id"]), r)
+    if any("words" not in r for r in chosen.values()):
+        with_words = read_records(inputs, words_of=set(chosen)).by_id()
+        chosen = {pid: with_words[pid] for pid in chosen}
     views = []
     for i, record in enumerate(chosen.values()):
         try:
@@ -113,7 +117,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     inputs = [Path(p) for p in inputs]
     _check_output(inputs, Path(out_dir))
     try:
-        data = read_records(inputs)
+        data = read_records(inputs, words_of=set())  # per-word probabilities: only the example pairs' (below)
         fields = all_fields(data)
         groups = {name: group_values(name, fields) for name in by}
         periods = {opt: time_values(opt, fields) for opt in by_time}
@@ -121,7 +125,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         raise ReportError(str(err)) from None
     scores_json = load_validation(validation, data)
     phrases, lemmatised = top_phrases(data.records, lang, n_phrases)
-    pairs_html, links = _examples(data, phrases)  # a record the page cannot draw stops here
+    pairs_html, links = _examples(data, phrases, inputs)  # a record the page cannot draw stops here
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "pairs.html", lambda tmp: tmp.write_text(pairs_html, encoding="utf-8"))
