@@ -155,3 +155,21 @@ def test_pairs_without_a_score_are_counted_and_left_out(tmp_path):
     path = write_records(tmp_path / "none.jsonl", [record("a-1", "a", None)])
     result = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "rep2")])
     assert result.exit_code == 0 and "paraphrase rate not defined (no pair has a score)" in _out(result)
+
+
+def test_per_word_probabilities_are_kept_only_where_asked(tmp_path, monkeypatch):
+    records = corpus(2, 2)
+    for r in records:
+        r["words"] = {"first": [], "second": []}
+    path = write_records(tmp_path / "r.jsonl", records)
+    kept = read_records([path], words_of={"c0-1"}).records
+    assert [r["pair_id"] for r in kept if "words" in r] == ["c0-1"]
+    assert all("words" in r for r in read_records([path]).records)
+    # the report holds the records without them and reads them again for its example pairs only
+    from spacy_paraphrase.report import build
+
+    calls = []
+    monkeypatch.setattr(build, "read_records", lambda paths, words_of=None: calls.append(words_of) or
+                        read_records(paths, words_of=words_of))
+    make_report([path], tmp_path / "rep", n_boot=200)
+    assert calls[0] == set() and calls[1] and len(calls) == 2
