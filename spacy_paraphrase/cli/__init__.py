@@ -7,6 +7,8 @@ app, ``load``, the shared option types and ``CommandError``.
 convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-command per format)
 annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
 visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
+report          annotate records -> a corpus report: rates with intervals per group and over time, phrases
+validate        a coding sheet for human coders; agreement and corrected rates from coded sheets
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 find-threshold  tune ``threshold`` (or ``highlight_threshold``, ...) of a paraphrase_spans or pair_classifier
 cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
@@ -25,6 +27,8 @@ from .convert import convert_app  # noqa: F401
 from .backbone import backbone_app  # noqa: F401
 from .annotate import annotate_cli  # noqa: F401
 from .visualize import visualize_cli  # noqa: F401
+from .report import report, report_cli  # noqa: F401
+from .validate import validate_app  # noqa: F401
 from .quantize import quantize_cli  # noqa: F401
 from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401

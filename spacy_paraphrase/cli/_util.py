@@ -28,6 +28,15 @@ def run_command(function: Callable[..., T], *args, **kwargs) -> T:
         msg.fail(str(err), exits=1)
 
 
+def require_report_extra() -> None:
+    """CommandError naming what ``report`` / ``validate`` need and lack."""
+    from ..report import missing
+
+    need = missing()
+    if need:
+        raise CommandError(f"This command needs {', '.join(need)}: pip install 'spacy-paraphrase[report]'")
+
+
 # -- shared option types ------------------------------------------------------
 BATCH_HELP = "Pairs per batch given to nlp.pipe (0: 8 on a CPU, 64 on a GPU)"
 GPU_HELP = "GPU to run on (-1: CPU)"

@@ -96,6 +96,8 @@ def legend(views: Sequence[PairView], shade_scale, scales) -> str:
             f"{term('agreement')} = chance that two annotators agree, s&#178; + (1 &#8722; s)&#178; "
             "of the vote share s (1: all agree, 0.5: an even split)"
         )
+        rules.append("vote share and agreement are weak today (a nearly flat fitted map): "
+                     "sort by margin to find borderline pairs")
     if any(v.agreement is not None and v.gold for v in views):
         rules.append(f"{term('agreement')} (gold) = share of annotator pairs that agree")
     if rules:

@@ -184,7 +184,7 @@ def test_visualize_help_names_the_sorts_and_the_shade_scale(columns, monkeypatch
         monkeypatch.setenv("COLUMNS", columns)  # a narrow terminal the tests may run in
     params = inspect.signature(visualize_cli).parameters
     sort_help = params["sort"].default.help
-    assert "margin (borderline first" in sort_help and "agreement (most contested first" in sort_help
+    assert "margin (borderline first" in sort_help and "agreement (lowest agreement first; weak today" in sort_help
     assert "page_max" in params["shade_scale"].default.help
     result = runner.invoke(_app(), ["visualize", "--help"])
     assert result.exit_code == 0 and "--shade-scale" in flat(result.output)

@@ -120,6 +120,10 @@ def test_vote_share_and_agreement_with_their_meaning():
     assert "margin = pair score − threshold (near 0: a borderline call)" in legend
     assert "agreement = chance that two annotators agree" in legend
     assert "vote share = predicted share of annotators" in legend
+    # the model's vote share and agreement carry little today: muted, and said so
+    assert "Weak today" in _title(head, "vote share") and "Weak today" in _title(head, "agreement")
+    muted = {e.text.split()[0] for e in by_class(head, "spp-note")}
+    assert muted == {"vote", "agreement"} and "weak today" in legend
     assert "pair score ≥ threshold → paraphrase" in legend
 
 

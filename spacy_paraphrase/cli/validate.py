@@ -1,0 +1,110 @@
+"""``validate sheet | score``: a coding sheet of pairs drawn from annotate
+records, and the scores of coded sheets (the work:
+``spacy_paraphrase/validation/``; docs/report.md, "Validation")."""
+import json
+from pathlib import Path
+from typing import Annotated, Any, Dict, List, Optional
+
+import typer
+from wasabi import msg
+
+from ._util import CommandError, DrawSeed, app, require_report_extra, run_command
+
+validate_app = typer.Typer(
+    name="validate", no_args_is_help=True, add_completion=False,
+    help="Check the model against human coders: draw a coding sheet, score coded sheets.",
+)
+app.add_typer(validate_app, name="validate")
+
+Records = Annotated[List[Path], typer.Option("--records", "-r", help="The annotate output(s) the sheet was drawn from")]
+
+
+def _inputs(records: List[Path]) -> List[Path]:
+    return [Path(p).resolve() for p in records]
+
+
+def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "margin", seed: int = 0) -> Dict[str, Any]:
+    """Draw and write the sheet; returns the design (CommandError for bad input)."""
+    require_report_extra()
+    from ..annotate.paths import same_file
+    from ..report.records import RecordsError, read_records
+    from ..validation.sheet import design_path, draw, sheet_rows, write_sheet
+
+    if output.suffix.lower() != ".csv":
+        raise CommandError(f"-o {output}: the coding sheet is a .csv file")
+    for path in records:
+        for target in (output, output.with_suffix(".html"), design_path(output)):
+            if Path(path).is_file() and same_file(Path(path), target):
+                raise CommandError(f"{target} is the input {path}: refusing to write over it")
+    try:
+        data = read_records(records, words_of=set())
+        sample, design = draw(data.records, n, stratify, seed)
+    except (RecordsError, ValueError) as err:
+        raise CommandError(str(err)) from None
+    design.update(model=data.model, threshold=data.threshold, records=[str(p) for p in _inputs(records)])
+    write_sheet(sheet_rows(sample), design, output)
+    return design
+
+
+def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None, design: Optional[Path] = None,
+          n_boot: int = 2000, seed: int = 0) -> Dict[str, Any]:
+    """The scores of coded sheets, written to ``output`` as JSON when given."""
+    require_report_extra()
+    from ..report.records import RecordsError
+    from ..saving import atomic_write
+    from ..validation.coding import SheetError
+    from ..validation.scoring import score_sheets
+
+    for path in [*sheets, *records]:
+        if output is not None and Path(path).exists() and Path(path).resolve() == output.resolve():
+            raise CommandError(f"-o {output} is the input {path}: refusing to write over it")
+    try:
+        scores = score_sheets(sheets, records, design=design, n_boot=n_boot, seed=seed)
+    except (RecordsError, SheetError) as err:
+        raise CommandError(str(err)) from None
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(output, lambda tmp: tmp.write_text(json.dumps(scores, indent=1), encoding="utf-8"))
+    return scores
+
+
+@validate_app.command("sheet")
+def sheet_cli(
+    records: Annotated[List[Path], typer.Argument(help="Annotate output(s) to draw from", metavar="RECORDS...")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The coding sheet (.csv); SHEET.html and SHEET.design.json go beside it")],
+    n: Annotated[int, typer.Option("--n", help="Pairs to draw")] = 200,
+    stratify: Annotated[str, typer.Option("--stratify", help="margin (decision x distance from the threshold) | decision | none")] = "margin",
+    seed: DrawSeed = 0,
+):
+    """Draw pairs for human coding and write a coding sheet (the model's
+    answer hidden), an HTML view of it and the sample design."""
+    design = run_command(sheet, records, output, n, stratify, seed)
+    msg.good(f"{design['n']} pairs from {len(design['strata'])} strata -> {output}, {output.with_suffix('.html')} "
+             f"(design: {output.with_suffix('.design.json')}, keep it from the coders)")
+
+
+@validate_app.command("score")
+def score_cli(
+    sheets: Annotated[List[Path], typer.Argument(help="Coded sheets, one per coder", metavar="SHEET...")],
+    records: Records,
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the scores as JSON (for report --validation)")] = None,
+    design: Annotated[Optional[Path], typer.Option("--design", help="The sample design of 'validate sheet' (default: SHEET.design.json beside the first sheet, else the only *.design.json in its folder; none found: a simple random sample is assumed)")] = None,
+    n_boot: Annotated[int, typer.Option("--n-boot", help="Bootstrap resamples per interval")] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap")] = 0,
+):
+    """Agreement among coders and with the model, the model's precision /
+    recall / F1 and the corrected paraphrase rate, with 95% intervals."""
+    from ..validation.summary import rows
+
+    scores = run_command(score, sheets, records, output, design, n_boot, seed)
+    uncoded = scores["design"].get("strata_without_coded_pairs")
+    if uncoded:
+        msg.warn(f"No coded pair in the strata {'; '.join(uncoded)}: the estimates leave their pairs out "
+                 "(code some of them)")
+    if scores["design"]["path"] is None:
+        msg.warn("No sample design found (--design): the coded pairs are taken as a simple random sample of "
+                 "the records; a stratified sheet's estimates need its SHEET.design.json")
+    for name, value, ci in rows(scores):
+        print(f"{name}: {value}" + (f"  [{ci}]" if ci else ""))
+    if output is not None:
+        msg.good(f"Scores -> {output}")

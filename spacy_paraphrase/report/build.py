@@ -1,0 +1,187 @@
+"""``report``: annotate records -> ``DIR/index.html`` (summary, rates with
+cluster-bootstrap intervals per group and over time, pair scores, top
+phrases, the validation section) + ``DIR/pairs.html`` (example pairs, as
+``visualize`` draws them) + ``DIR/*.csv`` (every table behind the page).
+docs/report.md says what each part means."""
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from ..annotate.paths import same_file
+from ..saving import atomic_write
+from ..visualize.markup import render_views
+from ..visualize.record_views import pair_view_from_record
+from . import figures
+from .fields import FieldError, all_fields, group_values, time_values
+from .page import figure, fmt, interval, link, page, paragraph, section, table
+from .phrases import top_phrases
+from .records import Records, RecordsError, read_records
+from .statistics import cluster_bootstrap, group_rates, score_histogram
+
+N_EXAMPLES = 10  # highest-scoring and borderline pairs on the pairs page
+
+
+class ReportError(ValueError):
+    """Bad input for a report (one line)."""
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "_", name).strip("_") or "field"
+
+
+def write_csv(path: Path, rows: Sequence[Dict[str, Any]], columns: Sequence[str]) -> None:
+    rows = list(rows)
+
+    def write(tmp: Path) -> None:
+        with tmp.open("w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+    atomic_write(path, write)
+
+
+RATE_COLUMNS = ("group", "pairs", "paraphrases", "conversations", "rate", "low", "high", "note")
+
+
+def _check_output(inputs: Sequence[Path], out_dir: Path) -> None:
+    for path in inputs:
+        if same_file(path, out_dir) or Path(out_dir).resolve() in Path(path).resolve().parents:
+            raise ReportError(f"-o {out_dir} is (or holds) the input {path}: write the report elsewhere")
+        if Path(path).is_file() and same_file(path, Path(out_dir) / "index.html"):
+            raise ReportError(f"{out_dir}/index.html is the input {path}")
+
+
+def load_validation(path: Optional[Path], data: Records) -> Optional[Dict[str, Any]]:
+    if path is None:
+        return None
+    try:
+        scores = json.loads(Path(path).read_text(encoding="utf-8"))
+        threshold = scores["records"]["threshold"]
+        scores["agreement"], scores["model_vs_majority"], scores["rate"]
+    except OSError as err:
+        raise ReportError(f"--validation {path}: {err.strerror}") from None
+    except (ValueError, KeyError, TypeError):
+        raise ReportError(f"--validation {path}: not a scores file written by 'validate score'") from None
+    if threshold is not None and data.threshold is not None and abs(threshold - data.threshold) > 1e-4:
+        raise ReportError(f"--validation {path} scored records of threshold {threshold:g}, these records have "
+                          f"{data.threshold:g}: validate the same records you report")
+    return scores
+
+
+def _examples(data: Records, phrases: List[Dict[str, Any]], inputs: Sequence[Path]) -> "tuple[str, Dict[str, str]]":
+    """(DIR/pairs.html: example pairs, each top phrase's, the highest
+    scoring, the most borderline, with their per-word probabilities read
+    again; pair id -> its link)."""
+    scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
+    chosen: Dict[str, Dict[str, Any]] = {}
+    by_id = data.by_id()
+    for row in phrases:
+        chosen.setdefault(row["example_pair_id"], by_id[row["example_pair_id"]])
+    for r in sorted(scored, key=lambda r: -r["score"])[:N_EXAMPLES]:
+        chosen.setdefault(str(r["pair_id"]), r)
+    margins = [r for r in scored if isinstance(r.get("margin"), (int, float))]
+    for r in sorted(margins, key=lambda r: abs(r["margin"]))[:N_EXAMPLES]:
+        chosen.setdefault(str(r["pair_id"]), r)
+    if any("words" not in r for r in chosen.values()):
+        with_words = read_records(inputs, words_of=set(chosen)).by_id()
+        chosen = {pid: with_words[pid] for pid in chosen}
+    views = []
+    for i, record in enumerate(chosen.values()):
+        try:
+            views.append(pair_view_from_record(record, i))
+        except ValueError as err:
+            raise ReportError(str(err)) from None
+    html = render_views(views, page=True, title="Example pairs of the report")
+    html = re.sub(r"(<body[^>]*>)", r'\1<p><a href="index.html">&#8592; the report</a></p>', html, count=1)
+    uid = re.search(r'<div class="spp" id="spp-([0-9a-f]+)"', html).group(1)
+    return html, {pair_id: f"pairs.html#spp-{uid}-{n}" for n, pair_id in enumerate(chosen)}
+
+
+def _summary_rows(data: Records, overall, scoreless: int) -> List[Dict[str, Any]]:
+    return [{"key": k, "value": v} for k, v in [
+        ("pairs", len(data.records)), ("pairs without a score", scoreless),
+        ("paraphrases", overall.paraphrases), ("conversations", overall.conversations),
+        ("skipped (errors file)", data.skipped), ("malformed (errors file)", data.malformed),
+        ("model", data.model or "unknown (no checkpoint beside the records)"),
+        ("threshold", data.threshold), ("paraphrase rate", overall.rate), ("rate 95% low", overall.low),
+        ("rate 95% high", overall.high), ("records", "; ".join(data.sources))]]
+
+
+def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = (), by_time: Sequence[str] = (),
+                validation: Optional[Path] = None, lang: str = "en", n_phrases: int = 25, seed: int = 0,
+                n_boot: int = 2000) -> Dict[str, Any]:
+    """Write the report (module doc); returns the summary rows and the files.
+    ReportError for bad input, before anything is written."""
+    inputs = [Path(p) for p in inputs]
+    _check_output(inputs, Path(out_dir))
+    try:
+        data = read_records(inputs, words_of=set())  # per-word probabilities: only the example pairs' (below)
+        fields = all_fields(data)
+        groups = {name: group_values(name, fields) for name in by}
+        periods = {opt: time_values(opt, fields) for opt in by_time}
+    except (RecordsError, FieldError) as err:
+        raise ReportError(str(err)) from None
+    scores_json = load_validation(validation, data)
+    phrases, lemmatised = top_phrases(data.records, lang, n_phrases)
+    pairs_html, links = _examples(data, phrases, inputs)  # a record the page cannot draw stops here
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write(out_dir / "pairs.html", lambda tmp: tmp.write_text(pairs_html, encoding="utf-8"))
+    keep = [i for i, r in enumerate(data.records) if isinstance(r.get("score"), (int, float))]
+    decisions = [bool(data.records[i].get("is_paraphrase")) for i in keep]
+    clusters = [str(data.records[i].get("conversation_id") or data.records[i]["pair_id"]) for i in keep]
+    overall = cluster_bootstrap(decisions, clusters, seed=seed, n_boot=n_boot)
+    summary = _summary_rows(data, overall, len(data.records) - len(keep))
+    write_csv(out_dir / "summary.csv", summary, ("key", "value"))
+    files = ["summary.csv"]
+    sections = [section("Corpus", table(["", ""], [(r["key"], r["value"]) for r in summary]), paragraph(
+        f"Paraphrase rate {fmt(overall.rate)}, 95% interval {interval(overall.as_dict())} (bootstrap over "
+        f"{overall.conversations} conversations: whole conversations are resampled)."), anchor="corpus")]
+    if scores_json is not None:
+        from ..validation.summary import validation_section
+        sections.append(validation_section(scores_json, validation))
+    for name, values in groups.items():
+        rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)
+        files.append(f"by_{slug(name)}.csv")
+        write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
+        svg = figures.rate_by_group(rows, f"Paraphrase rate by {name}", overall.rate)
+        sections.append(section(f"By {name}", figure(svg, f"{len(rows)} groups; the {figures.MAX_GROUPS} with most "
+                                                          f"pairs drawn, all in {files[-1]}.", f"by:{name}"),
+                                anchor=f"by-{slug(name)}"))
+    for option, (name, values, unreadable) in periods.items():
+        rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)
+        files.append(f"time_{slug(option)}.csv")
+        write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
+        svg = figures.rate_over_time(rows, f"Paraphrase rate over time ({option})")
+        note = f" {unreadable} records have a {name} that is not a date (left out)." if unreadable else ""
+        sections.append(section(f"Over time: {option}", figure(svg, f"{len(rows)} periods, in {files[-1]}.{note}",
+                                                               f"time:{option}"), anchor=f"time-{slug(option)}"))
+    bins = score_histogram([data.records[i]["score"] for i in keep])
+    files.append("scores.csv")
+    write_csv(out_dir / "scores.csv", bins, ("low", "high", "pairs"))
+    sections.append(section("Pair scores", figure(figures.score_distribution(bins, data.threshold),
+                                                  "Pairs per score bin; a pair is a paraphrase when its score "
+                                                  "reaches the threshold (red line).", "scores"), anchor="scores"))
+    files += ["phrases.csv", "pairs.html"]
+    write_csv(out_dir / "phrases.csv", phrases, ("phrase", "count", "pairs", "example_pair_id", "example_text"))
+    how = "lower-cased and lemmatised (spaCy lookup lemmatizer)" if lemmatised else \
+        f"lower-cased (no lookup lemmas for language {lang!r})"
+    sections.append(section("Phrases picked up (second turn)", paragraph(
+        f"The PARAPHRASE spans of the pairs called paraphrases, {how}, punctuation dropped."),
+        table(["phrase", "times", "pairs", "example"], [
+            (p["phrase"], p["count"], p["pairs"], link(links[p["example_pair_id"]], p["example_text"]))
+            for p in phrases], numeric=(False, True, True)) if phrases else paragraph("No highlighted phrases."),
+        anchor="phrases"))
+    sections.append(section("Example pairs", paragraph(
+        "Drawn as the visualize command draws them: every top phrase's example, the highest scoring and "
+        "the most borderline pairs (smallest |score − threshold|)."),
+        table(["pair", "score", "decision"], [(link(links[pid], pid), data.by_id()[pid].get("score"),
+                                               "paraphrase" if data.by_id()[pid].get("is_paraphrase") else "no")
+                                              for pid in links], numeric=(False, True)), anchor="examples"))
+    html = page("Paraphrase report", sections, "Written by python -m spacy_paraphrase report; the tables behind "
+                "every figure are the CSV files beside this page.")
+    atomic_write(out_dir / "index.html", lambda tmp: tmp.write_text(html, encoding="utf-8"))
+    files.insert(0, "index.html")
+    return {"summary": {r["key"]: r["value"] for r in summary}, "files": files}

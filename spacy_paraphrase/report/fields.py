@@ -1,0 +1,123 @@
+"""The fields a report groups by (``report --by FIELD``, ``--by-time
+FIELD:month|year``): every record's values by name (docs/report.md, "Fields").
+
+- ``conversation_id``, ``first.speaker``, ``second.speaker``;
+- ``meta.KEY``: the pair's own meta (ready-made pairs with extra columns);
+- ConvoKit input: ``first.meta.KEY`` / ``second.meta.KEY`` (meta of the
+  turn's first utterance), ``first.speaker.KEY`` / ``second.speaker.KEY``
+  (the speaker's meta, e.g. a role), ``conversation.KEY`` (conversation meta),
+  ``first.timestamp`` / ``second.timestamp``.
+"""
+import datetime
+import math
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from .records import Records
+
+TIME_UNITS = ("month", "year")
+SIDES = ("first", "second")
+
+
+class FieldError(ValueError):
+    """A --by or --by-time field no record has, or a time that cannot be read."""
+
+
+def _scalar(value: Any) -> Optional[str]:
+    if value is None or isinstance(value, (dict, list)):
+        return None if value is None else str(value)
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return str(value)
+
+
+def record_fields(record: Dict[str, Any], data: Records) -> Dict[str, Any]:
+    """Every field of one record (module doc), raw values."""
+    out: Dict[str, Any] = {"conversation_id": record.get("conversation_id")}
+    for key, value in (record.get("meta") or {}).items():
+        out[f"meta.{key}"] = value
+    conversation = data.conversation_meta.get(str(record.get("conversation_id")), {})
+    for key, value in conversation.items():
+        out[f"conversation.{key}"] = value
+    for side in SIDES:
+        turn = record.get(side) or {}
+        speaker = turn.get("speaker")
+        out[f"{side}.speaker"] = speaker
+        for key, value in data.speaker_meta.get(str(speaker), {}).items():
+            out[f"{side}.speaker.{key}"] = value
+        ids = turn.get("utterance_ids") or []
+        if ids:
+            for key, value in data.utterance_meta.get(str(ids[0]), {}).items():
+                out[f"{side}.meta.{key}"] = value
+            if str(ids[0]) in data.utterance_time:
+                out[f"{side}.timestamp"] = data.utterance_time[str(ids[0])]
+    return out
+
+
+def all_fields(data: Records) -> List[Dict[str, Any]]:
+    return [record_fields(r, data) for r in data.records]
+
+
+def check_field(name: str, fields: Sequence[Dict[str, Any]]) -> None:
+    """FieldError naming the fields there are when no record has ``name``."""
+    if any(f.get(name) is not None for f in fields):
+        return
+    known = sorted({k for f in fields for k, v in f.items() if v is not None})
+    raise FieldError(f"no record has the field {name!r}; fields of these records: {', '.join(known)}")
+
+
+def group_values(name: str, fields: Sequence[Dict[str, Any]]) -> List[Optional[str]]:
+    """The field's value of every record as text (None: the record has none)."""
+    check_field(name, fields)
+    return [_scalar(f.get(name)) for f in fields]
+
+
+def parse_time_option(option: str) -> Tuple[str, str]:
+    """``FIELD:month|year`` -> (field, unit)."""
+    name, _, unit = option.rpartition(":")
+    if not name or unit not in TIME_UNITS:
+        raise FieldError(f"--by-time {option!r}: expected FIELD:month or FIELD:year")
+    return name, unit
+
+
+def to_date(value: Any) -> Optional[datetime.date]:
+    """A date from a Unix timestamp (seconds) or an ISO 8601 date / datetime
+    text (``2019-03-01``, ``2019-03-01T10:00:00``, ``2019-03``, ``2019``);
+    None when it is neither."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            return None
+        return datetime.datetime.fromtimestamp(value, datetime.timezone.utc).date()
+    text = str(value).strip()
+    for size, fmt in ((4, "%Y"), (7, "%Y-%m")):
+        if len(text) == size:
+            try:
+                return datetime.datetime.strptime(text, fmt).date()
+            except ValueError:
+                return None
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def time_values(option: str, fields: Sequence[Dict[str, Any]]) -> Tuple[str, List[Optional[str]], int]:
+    """(field, each record's period ``YYYY`` or ``YYYY-MM`` or None, records
+    that have the field but no readable date). FieldError when no record has
+    a readable date in the field."""
+    name, unit = parse_time_option(option)
+    check_field(name, fields)
+    periods: List[Optional[str]] = []
+    unreadable = 0
+    for f in fields:
+        value = f.get(name)
+        date = to_date(value)
+        if date is None and value is not None:
+            unreadable += 1
+        periods.append(None if date is None else (f"{date.year:04d}" if unit == "year" else f"{date:%Y-%m}"))
+    if all(p is None for p in periods):
+        example = next(f.get(name) for f in fields if f.get(name) is not None)
+        raise FieldError(f"--by-time {option}: no value of {name!r} is a date (e.g. {example!r}); "
+                         "expected a Unix timestamp or an ISO 8601 date")
+    return name, periods, unreadable

@@ -1,0 +1,195 @@
+"""Reading annotate records for ``report`` and ``validate``: the one place
+that knows how records are stored (docs/annotate.md, "The record").
+
+``read_records(paths)`` takes annotate outputs of any kind: a JSON Lines file,
+the directory of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or
+a ConvoKit corpus written by ``annotate --output-format convokit`` (its
+``*annotate.records.jsonl``, joined with the corpus' utterance, speaker and
+conversation meta). Next to each output it reads what the run left: the
+checkpoint (the model) and the errors file (skipped and malformed counts).
+The pipeline's threshold is recovered from the records (``score - margin``).
+Records of several models or thresholds are refused, naming both.
+"""
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+
+from ..annotate.resume import checkpoint_path, default_errors_path
+
+THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
+
+
+class RecordsError(ValueError):
+    """Records that cannot be read or reported together (one line, names the files)."""
+
+
+@dataclass
+class Records:
+    """Every record of the inputs, with what the runs left beside them."""
+    records: List[Dict[str, Any]]
+    sources: List[str]
+    model: Optional[str] = None
+    threshold: Optional[float] = None
+    skipped: int = 0
+    malformed: int = 0
+    # ConvoKit inputs: meta joined in (``fields`` of report/fields.py reads them)
+    utterance_meta: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    utterance_time: Dict[str, Any] = field(default_factory=dict)
+    speaker_meta: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    conversation_meta: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+
+    def by_id(self) -> Dict[str, Dict[str, Any]]:
+        return {str(r["pair_id"]): r for r in self.records}
+
+
+def _lines(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as err:
+                raise RecordsError(f"{path}, line {number}: not valid JSON ({err})") from None
+            if not isinstance(record, dict) or "pair_id" not in record or "score" not in record:
+                raise RecordsError(f"{path}, line {number}: not an annotate record (needs pair_id and score)")
+            yield number, record
+
+
+def _output_files(path: Path) -> Tuple[List[Path], Path, Optional[Path]]:
+    """(record files, the run's OUTPUT path, the ConvoKit corpus or None)."""
+    if path.is_file():
+        return [path], path, None
+    if not path.is_dir():
+        raise RecordsError(f"{path}: no such file or directory")
+    if (path / "utterances.jsonl").is_file():
+        found = sorted(path.glob("*annotate.records.jsonl"))
+        if not found:
+            raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
+                               "(*annotate.records.jsonl): annotate it with --output-format convokit")
+        return found, found[0], path
+    files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
+    if not files:
+        raise RecordsError(f"{path} is a directory without .jsonl record files")
+    return files, path, None
+
+
+def _run_model(output: Path) -> Optional[str]:
+    checkpoint = checkpoint_path(output)
+    try:
+        model = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["model"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    name = (model.get("path") or model.get("name")) if isinstance(model, dict) else str(model)
+    return shown(name) if name else None
+
+
+def shown(path: str) -> str:
+    """A path as the report shows it: relative to the working directory when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def _error_counts(output: Path) -> Tuple[int, int]:
+    errors = default_errors_path(output)
+    if output.name.endswith("annotate.records.jsonl"):  # ConvoKit output: PREFIXannotate.errors.jsonl
+        errors = output.with_name(output.name[: -len("records.jsonl")] + "errors.jsonl")
+    skipped = malformed = 0
+    if errors.is_file():
+        with errors.open(encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    kind = json.loads(line).get("kind")
+                except (ValueError, AttributeError):
+                    continue
+                skipped += kind == "skipped"
+                malformed += kind == "malformed"
+    return skipped, malformed
+
+
+def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> Dict[float, str]:
+    """Each threshold found (score - margin, rounded) -> where it was first seen."""
+    found: Dict[float, str] = {}
+    for i, record in enumerate(records):
+        score, margin = record.get("score"), record.get("margin")
+        if isinstance(score, (int, float)) and isinstance(margin, (int, float)) and math.isfinite(score - margin):
+            threshold = round(score - margin, THRESHOLD_DIGITS)
+            if threshold not in found:
+                found[threshold] = where(i)
+    return found
+
+
+def _read_convokit(corpus: Path, out: Records) -> None:
+    with (corpus / "utterances.jsonl").open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                utt = json.loads(line)
+            except ValueError:
+                continue  # annotate reported it as malformed
+            if isinstance(utt, dict) and "id" in utt:
+                out.utterance_meta[str(utt["id"])] = utt.get("meta") or {}
+                out.utterance_time[str(utt["id"])] = utt.get("timestamp")
+    for name, target in (("speakers.json", out.speaker_meta), ("users.json", out.speaker_meta),
+                         ("conversations.json", out.conversation_meta)):
+        path = corpus / name
+        if path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except ValueError as err:
+                raise RecordsError(f"{path}: not valid JSON ({err})") from None
+            if isinstance(data, dict):
+                target.update({str(k): (v or {}).get("meta") or {} for k, v in data.items() if isinstance(v, dict)})
+
+
+def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
+    """All records of ``paths`` (module doc); RecordsError for bad input,
+    for records of several models or thresholds, or for a pair id twice.
+    ``words_of``: keep the per-word probabilities (``"words"``, the bulk of
+    a ``--with-probs`` record) of these pair ids only (None: of all)."""
+    if not paths:
+        raise RecordsError("no records given")
+    out = Records(records=[], sources=[shown(str(p)) for p in paths])
+    models: Dict[str, str] = {}
+    files_read: List[Path] = []
+    where: List[Tuple[int, int]] = []  # (file, line) of each record
+    seen: Dict[str, int] = {}
+    for path in map(Path, paths):
+        files, output, corpus = _output_files(path)
+        model = _run_model(output)
+        if model is not None:
+            models.setdefault(model, str(path))
+        skipped, malformed = _error_counts(output)
+        out.skipped += skipped
+        out.malformed += malformed
+        if corpus is not None:
+            _read_convokit(corpus, out)
+        for file in files:
+            files_read.append(file)
+            for number, record in _lines(file):
+                pair_id = str(record["pair_id"])
+                if pair_id in seen:
+                    first = where[seen[pair_id]]
+                    raise RecordsError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
+                                       f"{file}, line {number} (give each annotate output once)")
+                if words_of is not None and pair_id not in words_of:
+                    record.pop("words", None)
+                seen[pair_id] = len(out.records)
+                where.append((len(files_read) - 1, number))
+                out.records.append(record)
+    if len(models) > 1:
+        (a, at), (b, bt) = list(models.items())[:2]
+        raise RecordsError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
+    thresholds = _thresholds(out.records, lambda i: f"{files_read[where[i][0]]}, line {where[i][1]}")
+    if len(thresholds) > 1:
+        (a, at), (b, bt) = sorted(thresholds.items())[:2]
+        raise RecordsError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "
+                           "report one pipeline's records at a time")
+    if not out.records:
+        raise RecordsError(f"no records in {', '.join(out.sources)}")
+    out.model = next(iter(models), None)
+    out.threshold = next(iter(thresholds), None)
+    return out

@@ -1,0 +1,48 @@
+"""The validation section of the report (``report --validation SCORES.json``)
+and the lines ``validate score`` prints."""
+from pathlib import Path
+from typing import Any, Dict, List
+
+from ..report.page import fmt, paragraph, section, table
+
+MAX_NAMED = 6  # coders named on the page (all are in the scores file)
+
+
+def _ci(entry: Dict[str, Any]) -> str:
+    if entry.get("low") is None:
+        return entry.get("note") or "not estimable"
+    return f"{fmt(entry['low'])} – {fmt(entry['high'])}"
+
+
+def rows(scores: Dict[str, Any]) -> List[tuple]:
+    """(what, value, 95% interval) of every figure of a scores file."""
+    agreement = scores["agreement"]
+    out = [
+        ("coders", ", ".join(scores["coders"]) if len(scores["coders"]) <= MAX_NAMED
+         else f"{len(scores['coders'])} ({', '.join(scores['coders'][:MAX_NAMED])}, ...)", ""),
+        ("pairs coded (labels)", f"{scores['pairs_coded']} ({scores['labels']})", ""),
+        ("Krippendorff's alpha, coders", fmt(agreement["humans"]["krippendorff_alpha"]), ""),
+        ("Cohen's kappa, coders (two coders only)", fmt(agreement["humans"]["cohen_kappa"]), ""),
+        ("agreement of coder pairs", fmt(agreement["humans"]["percent_agreement"]), ""),
+        ("Cohen's kappa, model vs coders' majority", fmt(agreement["model_vs_majority"]["cohen_kappa"]), ""),
+        ("Krippendorff's alpha, model among coders", fmt(agreement["model_and_coders"]["krippendorff_alpha"]), ""),
+    ]
+    for key in ("precision", "recall", "specificity", "f1"):
+        entry = scores["model_vs_majority"][key]
+        out.append((f"model {key} (majority as reference)", fmt(entry["value"]), _ci(entry)))
+    names = {"model": "paraphrase rate, model's decisions (corpus)",
+             "sample_weighted": "paraphrase rate, coders' majority weighted to the corpus",
+             "rogan_gladen": "paraphrase rate corrected for the model's errors (Rogan-Gladen)"}
+    for key, name in names.items():
+        entry = scores["rate"][key]
+        out.append((name, fmt(entry["value"]), _ci(entry)))
+    return out
+
+
+def validation_section(scores: Dict[str, Any], path: Path) -> str:
+    design = scores["design"]
+    return section("Validation against human coders", paragraph(
+        f"From {path}: {scores['pairs_coded']} pairs coded by {len(scores['coders'])} coder(s); sample design: "
+        f"{design.get('stratify')}; estimates weighted back to the corpus; {scores['majority_ties']} pairs with "
+        "a tied vote count as not paraphrase."), table(["", "value", "95% interval"], rows(scores)),
+        anchor="validation")

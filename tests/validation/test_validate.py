@@ -1,0 +1,193 @@
+"""``validate sheet`` and ``validate score``: the sample, the sheet, coded
+sheets in and scores out, bad sheets."""
+import csv
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.validation.sheet import allocate, draw
+from tests.report.helpers import corpus, write_records
+
+runner = CliRunner()
+
+
+def _out(result) -> str:
+    return " ".join(result.output.split())
+
+
+def _rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def _write(path, rows, columns=("pair_id", "label")):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def test_allocation_is_equal_and_gives_small_strata_all_their_pairs():
+    assert allocate({"a": 3, "b": 100, "c": 100}, 30) == {"a": 3, "b": 14, "c": 13}
+    assert allocate({"a": 3, "b": 4}, 50) == {"a": 3, "b": 4}
+
+
+def test_margin_strata_oversample_borderline_pairs_and_the_draw_is_seeded():
+    records = corpus(30, 10, seed=2)
+    sample, design = draw(records, 40, "margin", seed=5)
+    assert len(sample) == 40 == design["n"] and len({r["pair_id"] for r in sample}) == 40
+    assert sum(s["population"] for s in design["strata"].values()) == 300
+    near = [r for r in records if abs(r["margin"]) < 0.05]
+    drawn_near = [r for r in sample if abs(r["margin"]) < 0.05]
+    assert len(drawn_near) / 40 > 2 * len(near) / 300  # borderline pairs get more than their share
+    assert [r["pair_id"] for r in draw(records, 40, "margin", seed=5)[0]] == [r["pair_id"] for r in sample]
+    assert [r["pair_id"] for r in draw(records, 40, "margin", seed=6)[0]] != [r["pair_id"] for r in sample]
+    with pytest.raises(ValueError, match="choose one of margin, decision, none"):
+        draw(records, 10, "score", 0)
+
+
+def test_sheet_hides_the_models_answer(tmp_path):
+    path = write_records(tmp_path / "r.jsonl", corpus(6, 5))
+    result = runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "sheet.csv"), "--n", "12",
+                                 "--stratify", "decision"])
+    assert result.exit_code == 0, result.output
+    rows = _rows(tmp_path / "sheet.csv")
+    assert len(rows) == 12 and list(rows[0]) == ["pair_id", "conversation_id", "first_speaker", "first_text",
+                                                  "second_speaker", "second_text", "label", "highlight", "note"]
+    assert all(r["label"] == "" for r in rows)
+    html = (tmp_path / "sheet.html").read_text(encoding="utf-8")
+    assert all(r["pair_id"] in html for r in rows) and "score" not in html and "paraphrase spans" not in html
+    design = json.loads((tmp_path / "sheet.design.json").read_text())
+    assert set(design["strata"]) == {"paraphrase", "not paraphrase"} and design["threshold"] == 0.4
+
+
+def _coded(tmp_path, flips=(), n=24):
+    records = corpus(12, 4, seed=3)
+    path = write_records(tmp_path / "r.jsonl", records)
+    assert runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "sheet.csv"),
+                               "--n", str(n)]).exit_code == 0
+    by_id = {r["pair_id"]: r for r in records}
+    rows = _rows(tmp_path / "sheet.csv")
+    for name, flipped in (("ann", set()), ("bo", set(flips))):
+        _write(tmp_path / f"{name}.csv", [dict(r, label=int(by_id[r["pair_id"]]["is_paraphrase"]) ^ (i in flipped))
+                                          for i, r in enumerate(rows)])
+    return path, rows
+
+
+def test_score_of_two_coders_and_the_report_section(tmp_path):
+    path, rows = _coded(tmp_path, flips=(0, 1, 2))
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), str(tmp_path / "bo.csv"),
+                                 "-r", str(path), "-o", str(tmp_path / "scores.json"), "--n-boot", "300"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "scores.json").read_text())
+    assert scores["coders"] == ["ann", "bo"] and scores["pairs_coded"] == 24 and scores["labels"] == 48
+    assert scores["design"]["path"] == str(tmp_path / "sheet.design.json")
+    # ann agrees with the model everywhere; bo differs on 3 pairs, where the tie counts as no
+    humans = scores["agreement"]["humans"]
+    assert humans["percent_agreement"] == pytest.approx(21 / 24)
+    assert scores["majority_ties"] == 3
+    assert "Krippendorff's alpha, coders" in result.output
+    report = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "rep"), "--validation",
+                                 str(tmp_path / "scores.json"), "--n-boot", "200"])
+    assert report.exit_code == 0, report.output
+    page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
+    assert "Validation against human coders" in page and "Rogan-Gladen" in page
+
+
+def test_bad_sheets_name_the_rows(tmp_path):
+    path, rows = _coded(tmp_path)
+    bad = [dict(r, label=1) for r in rows]
+    bad[0]["label"] = ""
+    bad[2]["label"] = "maybe"
+    bad[3]["pair_id"] = bad[4]["pair_id"]
+    bad[5]["pair_id"] = "nope-1"
+    _write(tmp_path / "bad.csv", bad)
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "bad.csv"), "-r", str(path)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert ("bad.csv: missing label in rows 2; unknown label in rows 4; pair id twice in rows 6; "
+            "pair id not in the records in rows 7 (e.g. 'maybe'; use 1/0, yes/no)") in _out(result)
+    _write(tmp_path / "nolabel.csv", rows, ("pair_id", "first_text"))
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "nolabel.csv"), "-r", str(path)])
+    assert result.exit_code == 1 and "nolabel.csv: no label column" in _out(result)
+
+
+def test_pairs_outside_the_design_and_a_report_of_other_records_are_refused(tmp_path):
+    path, rows = _coded(tmp_path)
+    drawn = {r["pair_id"] for r in rows}
+    extra = next(r["pair_id"] for r in corpus(12, 4, seed=3) if r["pair_id"] not in drawn)
+    _write(tmp_path / "more.csv", [dict(r, label=1) for r in rows] + [{"pair_id": extra, "label": 0}])
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "more.csv"), "-r", str(path),
+                                 "--design", str(tmp_path / "sheet.design.json")])
+    assert result.exit_code == 1 and "pairs not drawn in the design" in _out(result) and extra in _out(result)
+    assert runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "-o",
+                               str(tmp_path / "s.json")]).exit_code == 0
+    new = write_records(tmp_path / "other.jsonl", corpus(3, 3, threshold=0.6))
+    result = runner.invoke(app, ["report", str(new), "-o", str(tmp_path / "rep"), "--validation",
+                                 str(tmp_path / "s.json")])
+    assert result.exit_code == 1 and "scored records of threshold 0.4, these records have 0.6" in _out(result)
+
+
+def test_one_coder_has_no_agreement_but_is_the_reference(tmp_path):
+    path, rows = _coded(tmp_path)
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "-o",
+                                 str(tmp_path / "s.json"), "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "s.json").read_text())
+    assert scores["agreement"]["humans"] == {"coders": 1, "krippendorff_alpha": None, "cohen_kappa": None,
+                                             "percent_agreement": None}
+    # ann labelled every pair as the model decided
+    assert scores["model_vs_majority"]["f1"]["value"] == 1.0 and scores["agreement"]["model_vs_majority"]["cohen_kappa"] == 1.0
+
+
+def test_without_a_design_the_sample_is_taken_as_simple_random_with_a_warning(tmp_path):
+    path, rows = _coded(tmp_path)
+    (tmp_path / "sheet.design.json").unlink()
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "--n-boot", "200"])
+    assert result.exit_code == 0 and "No sample design found" in _out(result)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["-o", "sheet.csv", "--n", "0"], "--n must be at least 1"),
+    (["-o", "sheet.csv", "--stratify", "score"], "choose one of margin, decision, none"),
+    (["-o", "sheet.xlsx"], "the coding sheet is a .csv file"),
+    (["-o", "r.csv"], "is the input"),
+])
+def test_bad_sheet_options_end_with_one_line(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
+    write_records(tmp_path / "r.jsonl", corpus(2, 2))
+    (tmp_path / "r.csv").write_text((tmp_path / "r.jsonl").read_text())
+    records = "r.csv" if "r.csv" in args else "r.jsonl"
+    result = runner.invoke(app, ["validate", "sheet", records, *args])
+    assert result.exit_code == 1 and message in _out(result) and "Traceback" not in result.output
+
+
+def test_records_without_scores_give_no_sheet(tmp_path):
+    from tests.report.helpers import record
+
+    path = write_records(tmp_path / "r.jsonl", [record("a-1", "a", None)])
+    result = runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "s.csv")])
+    assert result.exit_code == 1 and "no record has a score" in _out(result)
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_stratum_nobody_coded_is_named(tmp_path):
+    path, rows = _coded(tmp_path)
+    design = json.loads((tmp_path / "sheet.design.json").read_text())
+    stratum = sorted(design["strata"])[0]
+    kept = [r for r in rows if design["pairs"][r["pair_id"]] != stratum]
+    _write(tmp_path / "part.csv", [dict(r, label=1) for r in kept])
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "part.csv"), "-r", str(path),
+                                 "--design", str(tmp_path / "sheet.design.json"), "--n-boot", "200"])
+    assert result.exit_code == 0 and f"No coded pair in the strata {stratum}" in _out(result)
+
+
+def test_a_design_of_other_records_is_refused(tmp_path):
+    path, rows = _coded(tmp_path)
+    design = json.loads((tmp_path / "sheet.design.json").read_text())
+    (tmp_path / "other.design.json").write_text(json.dumps(dict(design, threshold=0.7)))
+    result = runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path),
+                                 "--design", str(tmp_path / "other.design.json")])
+    assert result.exit_code == 1 and "drawn from records of threshold 0.7, these have 0.4" in _out(result)
