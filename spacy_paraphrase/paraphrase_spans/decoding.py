@@ -29,7 +29,6 @@ from spacy.util import get_lang_class
 
 from ..pair_doc import runs_to_spans
 
-DECODING_KEYS = ("max_gap", "min_span_length", "max_spans", "trim_edges")
 _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d\u2013\u2014\u2026"
 
 

@@ -20,7 +20,7 @@ import numpy
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain
-from thinc.types import Floats1d, Floats2d, Ragged
+from thinc.types import Floats1d, Floats2d
 from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 

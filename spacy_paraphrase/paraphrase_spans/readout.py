@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pair_doc import get_turns, runs_to_spans
+from ..pair_doc import get_turns
 from .decoding import check_decoding, decode_turn
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
 
@@ -105,18 +105,6 @@ def highlight_flags(
         if top > 0:
             flags[turn.start : turn.end] = seg >= threshold * top
     return flags
-
-
-def highlight_runs(
-    doc: Doc, probs: numpy.ndarray, threshold: float, scale: str = "absolute"
-) -> List[Span]:
-    """Maximal runs of highlighted tokens (``highlight_flags``) within each
-    turn, labelled SOURCE (first turn) and PARAPHRASE (second turn)."""
-    flags = highlight_flags(doc, probs, threshold, scale)
-    spans: List[Span] = []
-    for label, turn in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(doc)):
-        spans.extend(runs_to_spans(doc, flags, turn.start, turn.end, label))
-    return spans
 
 
 def write_paraphrase_annotations(
