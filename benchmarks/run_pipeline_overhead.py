@@ -185,6 +185,8 @@ def train_steps(nlp, backbone: Path, pairs: List[Pair], steps: int, batch: int, 
         for a, c in b:
             doc = make_pair_doc(nlp, a, c)
             ref = make_pair_doc(nlp, a, c)
+            ref.spans["paraphrase"] = []  # the targets do not change the speed
+            ref.cats["PARAPHRASE"] = 0.0
             egs.append(Example(doc, ref))
         examples.append(egs)
     optimizer = Adam(5e-5)
