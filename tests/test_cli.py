@@ -210,7 +210,7 @@ def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, model_and_dat
     DocBin().to_disk(empty)
     n = len(examples)
     for args, code, message in (
-        (["evaluate", str(model), str(data), "--batch-size", "0"], 2, "--batch-size"),
+        (["evaluate", str(model), str(data), "--batch-size", "-1"], 2, "--batch-size"),  # 0: the default by device
         (["find-threshold", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
         (["cross-tune", str(model), str(data), "--repeats", "0"], 2, "--repeats"),
         (["evaluate", str(model), str(empty)], 1, "holds no pair Docs"),
@@ -293,3 +293,18 @@ def test_baseline_never_replaces_a_folder_that_is_not_a_pipeline(tmp_path):
     assert result.exit_code == 0 and (tmp_path / "new" / "config.cfg").is_file()
     result = runner.invoke(app, ["baseline", "always", str(tmp_path / "new")])  # a pipeline: replaced whole
     assert result.exit_code == 0 and '"always"' in (tmp_path / "new" / "config.cfg").read_text()
+
+
+def test_batch_size_zero_means_the_device_default(monkeypatch):
+    # 0 (the commands' default): 8 pairs per batch on a CPU, 64 on a GPU
+    import thinc.api
+
+    from spacy_paraphrase import evaluation
+
+    assert evaluation.default_batch_size() == evaluation.CPU_BATCH_SIZE == 8
+
+    class CupyOps:  # stands in for thinc's GPU ops (no GPU here)
+        pass
+
+    monkeypatch.setattr(thinc.api, "get_current_ops", lambda: CupyOps())
+    assert evaluation.default_batch_size() == evaluation.GPU_BATCH_SIZE == 64
