@@ -33,10 +33,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc, Span
 
-from ..pair_doc import get_turns
+from spacy.lang.en.stop_words import STOP_WORDS
+
+from ..pair_doc import TURNS_KEY, get_turns
 
 DEFAULT_MIN_SCORE = 80.0
-METHODS = ("exact", "normalized", "fuzzy")
+# fuzzy: windows this many points under the best that keep the quote's edge words win
+EDGE_SLACK = 5.0
+# short: quotes of 2-3 units (one more when a unit was added)
+SHORT_UNITS = (2, 3)
+METHODS = ("exact", "normalized", "fuzzy", "short")
 # How a quote fared (QuoteStatus.status).
 ALIGNED = "aligned"
 OTHER_TURN = "other_turn"
@@ -119,7 +125,11 @@ class QuoteAlignment:
 
 
 class _Ambiguous(Exception):
-    pass
+    """Two equally good places; ``rank`` as ``_rank`` gives it."""
+
+    def __init__(self, rank: Tuple[int, float] = (2, 100.0)):
+        super().__init__()
+        self.rank = rank
 
 
 def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
@@ -127,41 +137,75 @@ def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
     return [i for i in range(n - m + 1) if list(seq[i : i + m]) == list(sub)]
 
 
-def _exact(turn: Span, quote: str) -> Optional[Span]:
+def _prefix_ok(q_units: Sequence[str]) -> bool:
+    """The authors' rule: a quote's last unit may be a prefix of the turn's
+    unit (a word cut off mid-way); not for a one-unit quote."""
+    return len(q_units) >= 2
+
+
+def _same(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> bool:
+    """``window`` equals the quote's units, its last unit possibly extending the quote's."""
+    if len(window) != len(q_units) or list(window[:-1]) != list(q_units[:-1]):
+        return False
+    return window[-1] == q_units[-1] or (prefix and window[-1].startswith(q_units[-1]))
+
+
+def _distinct(spans: List[Span]) -> List[Span]:
+    return [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
+
+
+def _exact(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
     text = turn.text
-    hits = []
+    full: List[Span] = []
+    cut: List[Span] = []  # the quote's last word is a prefix of the turn's
     start = text.find(quote)
     while start >= 0:
-        hits.append(start)
-        start = text.find(quote, start + 1)
-    spans = []
-    for hit in hits:
+        hit, start = start, text.find(quote, start + 1)
         before = text[hit - 1] if hit > 0 else " "
         after = text[hit + len(quote)] if hit + len(quote) < len(text) else " "
-        if (before.isalnum() and quote[:1].isalnum()) or (after.isalnum() and quote[-1:].isalnum()):
+        if before.isalnum() and quote[:1].isalnum():
             continue  # inside a word ("he" in "the"): not a quote of it
+        in_word = after.isalnum() and quote[-1:].isalnum()
+        if in_word and not prefix:
+            continue
         span = turn.doc.char_span(turn.start_char + hit, turn.start_char + hit + len(quote), alignment_mode="expand")
         if span is not None and span.start >= turn.start and span.end <= turn.end:
-            if not spans or span.start >= spans[-1].end:
-                spans.append(span)
+            (cut if in_word else full).append(span)
+    spans = _distinct(full or cut)
     if len(spans) > 1:
         raise _Ambiguous()
     return spans[0] if spans else None
 
 
-def _normalized(turn: Span, q_units: List[str]) -> Optional[Span]:
+def _normalized(turn: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
     units, owners = span_units(turn)
+    m = len(q_units)
     hits = _find_all(units, q_units)
+    if not hits and prefix:
+        hits = [i for i in range(len(units) - m + 1) if _same(units[i : i + m], q_units, True)]
     if not hits:
         return None
-    spans = [turn.doc[owners[h] : owners[h + len(q_units) - 1] + 1] for h in hits]
-    distinct = [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
-    if len(distinct) > 1:
+    spans = _distinct([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits])
+    if len(spans) > 1:
         raise _Ambiguous()
     return spans[0]
 
 
-def _fuzzy(turn: Span, q_units: List[str], min_score: float) -> Optional[Tuple[Span, float]]:
+def _window_text(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> str:
+    last = window[-1]
+    if prefix and len(last) > len(q_units[-1]) and last.startswith(q_units[-1]):
+        last = q_units[-1]  # compare a cut-off last word with the same cut of the turn's word
+    return " ".join(list(window[:-1]) + [last])
+
+
+def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
+    """How many of the quote's edge units (first, last) the window starts / ends with."""
+    first = window[0] == q_units[0]
+    last = window[-1] == q_units[-1] or (prefix and window[-1].startswith(q_units[-1]))
+    return int(first) + int(last)
+
+
+def _fuzzy(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
     units, owners = span_units(turn)
@@ -173,7 +217,7 @@ def _fuzzy(turn: Span, q_units: List[str], min_score: float) -> Optional[Tuple[S
     scored: List[Tuple[float, int, int, int]] = []  # score, -|len diff|, start unit, end unit
     for length in range(max(1, n - slack), min(len(units), n + slack) + 1):
         for i in range(len(units) - length + 1):
-            score = fuzz.ratio(" ".join(units[i : i + length]), target)
+            score = fuzz.ratio(_window_text(units[i : i + length], q_units, prefix), target)
             if score >= min_score:
                 scored.append((score, -abs(length - n), i, i + length))
     if not scored:
@@ -184,8 +228,50 @@ def _fuzzy(turn: Span, q_units: List[str], min_score: float) -> Optional[Tuple[S
         if score == best[0]:
             s, e = owners[i], owners[j - 1] + 1
             if e <= b_start or s >= b_end:  # an equally good place elsewhere
-                raise _Ambiguous()
-    return turn.doc[b_start:b_end], float(best[0])
+                raise _Ambiguous((1, float(best[0])))
+    # Near the best window, one that starts and ends with the quote's first and last
+    # units wins: a dropped or changed word inside must not cut an edge word off.
+    near = [s for s in scored if s[0] >= best[0] - EDGE_SLACK and s[2] < best[3] and s[3] > best[2]]
+    chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix), s[0], s[1]))
+    return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
+
+
+def _content(unit: str) -> bool:
+    return len(unit) >= 3 and unit not in STOP_WORDS
+
+
+def _short(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, float]]:
+    """Every place in ``turns`` where a 2-4-unit quote is one edit from a run
+    of 2-3 units (module doc, step 3): (span, quote units matched, score)."""
+    from rapidfuzz import fuzz
+
+    n = len(q_units)
+    if not SHORT_UNITS[0] <= n <= SHORT_UNITS[1] + 1:
+        return []
+    found: List[Tuple[Span, int, float]] = []
+    lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
+    for turn in turns:
+        units, owners = span_units(turn)
+        for length in lengths + [n + 1]:
+            for i in range(len(units) - length + 1):
+                window = units[i : i + length]
+                if length == n + 1:  # a unit left out of the quote: all its units match
+                    fits = any(_same(window[:k] + window[k + 1 :], q_units, True) for k in range(1, n))
+                    kept = list(q_units) if fits else None
+                elif length == n:  # one unit replaced
+                    diff = [k for k in range(n) if not _same([window[k]], [q_units[k]], k == n - 1)]
+                    kept = [window[k] for k in range(n) if k not in diff] if len(diff) == 1 else None
+                else:  # one unit added
+                    fits = any(_same(window, q_units[:k] + q_units[k + 1 :], True) for k in range(n))
+                    kept = list(window) if fits else None
+                # evidence: a kept content word, and the kept units are most of the run
+                if not kept or not any(_content(u) for u in kept):
+                    continue
+                if 2 * sum(map(len, kept)) < sum(map(len, window)):
+                    continue
+                span = turn.doc[owners[i] : owners[i + length - 1] + 1]
+                found.append((span, len(kept), float(fuzz.ratio(" ".join(window), " ".join(q_units)))))
+    return found
 
 
 def _check(turn: Span, quote: str, min_score: float) -> None:
@@ -197,23 +283,50 @@ def _check(turn: Span, quote: str, min_score: float) -> None:
         raise ValueError(f"min_score must be in [0, 100], got {min_score!r}")
 
 
+def _rank(found: QuoteAlignment) -> Tuple[int, float]:
+    """How good a match is: exact and normalized (2, 100) beat any fuzzy (1, score)."""
+    return (2, 100.0) if found.method in ("exact", "normalized") else (1, found.score)
+
+
 def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[QuoteAlignment]:
-    """Raises _Ambiguous."""
+    """Steps 1-3 (module doc) in one turn. Raises _Ambiguous."""
     quote = quote.strip()
     q_units = text_units(quote)
     if not q_units:
         return None
-    span = _exact(turn, quote)
+    prefix = _prefix_ok(q_units)
+    span = _exact(turn, quote, prefix)
     if span is not None:
         return QuoteAlignment(span, "exact", 100.0)
-    span = _normalized(turn, q_units)
+    span = _normalized(turn, q_units, prefix)
     if span is not None:
         return QuoteAlignment(span, "normalized", 100.0)
     if fuzzy:
-        found = _fuzzy(turn, q_units, min_score)
+        found = _fuzzy(turn, q_units, min_score, prefix)
         if found is not None:
             return QuoteAlignment(found[0], "fuzzy", found[1])
     return None
+
+
+def _unique_short(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignment]:
+    """Step 3: the one place in the pair where a short quote fits with one
+    edit (of the fits that match the most quote units), else None."""
+    places = _short(turns, text_units(quote))
+    if not places:
+        return None
+    most = max(p[1] for p in places)
+    places = sorted((p for p in places if p[1] == most), key=lambda p: (p[0].start, p[0].end))
+    distinct = [p for k, p in enumerate(places) if k == 0 or p[0].start >= places[k - 1][0].end]
+    if len(distinct) != 1:
+        return None
+    best = max(places, key=lambda p: (p[2], p[0].end - p[0].start))
+    return QuoteAlignment(best[0], "short", best[2])
+
+
+def _pair_turns(turn: Span) -> List[Span]:
+    if TURNS_KEY in turn.doc.spans and len(turn.doc.spans[TURNS_KEY]) == 2:
+        return list(get_turns(turn.doc))
+    return [turn]
 
 
 def align_quote(
@@ -222,12 +335,20 @@ def align_quote(
     """Find ``quote`` in ``turn`` (module doc): a ``QuoteAlignment`` with the
     aligned span (same Doc as ``turn``), its method and score, or None when
     the quote is not found, has no letters or digits, or is ambiguous
-    (``locate_quote`` says which)."""
+    (``locate_quote`` says which). Steps 1-3 search ``turn`` only; step 4
+    (``short``, with ``fuzzy``) needs its one place in the whole pair (both
+    turns of ``turn.doc``) to be in ``turn``."""
     _check(turn, quote, min_score)
     try:
-        return _align(turn, quote, min_score, fuzzy)
+        found = _align(turn, quote, min_score, False)
+        if found is None and fuzzy:
+            short = _unique_short(_pair_turns(turn), quote)
+            if short is not None and short.start >= turn.start and short.end <= turn.end:
+                return short
+            found = _align(turn, quote, min_score, True)
     except _Ambiguous:
         return None
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,9 +388,9 @@ def locate_quote(
     fuzzy: bool = True,
     use_other_turn: bool = True,
 ) -> QuoteStatus:
-    """Search ``quote`` in the turn ``side`` ("first" = guest, "second" =
-    host) of a pair Doc, then, when it is not there, in the other turn. A
-    quote found only in the other turn has status ``other_turn``; its span is
+    """Find ``quote``, filed under the turn ``side`` ("first" = guest,
+    "second" = host) of a pair Doc, in the pair (module doc, "Which turn").
+    A quote placed in the other turn has status ``other_turn``; its span is
     kept (``start``/``end`` set, ``side_found`` = the other side) when
     ``use_other_turn``, else it is reported and dropped."""
     if side not in SIDES:
@@ -278,22 +399,60 @@ def locate_quote(
     _check(turns[side], quote, min_score)
     if not text_units(quote):
         return QuoteStatus(quote, side, EMPTY)
-    try:
-        found = _align(turns[side], quote, min_score, fuzzy)
-    except _Ambiguous:
-        return QuoteStatus(quote, side, AMBIGUOUS)
-    if found is not None:
-        return QuoteStatus(quote, side, ALIGNED, found.method, found.score, found.start, found.end, side)
     other = SIDES[1 - SIDES.index(side)]
-    try:
-        found = _align(turns[other], quote, min_score, fuzzy)
-    except _Ambiguous:
-        found = None
-    if found is None:
+    pair = (turns[side], turns[other])
+    results: Dict[str, object] = {}
+    for name in (side, other):
+        try:
+            results[name] = _align(turns[name], quote, min_score, False)  # exact and normalized
+        except _Ambiguous as err:
+            results[name] = err
+        if name == side and results[name] is not None:
+            break  # word for word in its own turn (or twice there): the other turn cannot beat it
+    asked, elsewhere = results[side], results.get(other)
+    if isinstance(asked, _Ambiguous):
+        return QuoteStatus(quote, side, AMBIGUOUS)
+    if asked is not None:
+        return _status(quote, side, ALIGNED, asked, side)
+    if elsewhere is not None:  # word for word only in the other turn
+        if isinstance(elsewhere, _Ambiguous):
+            return QuoteStatus(quote, side, NOT_FOUND)
+        return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
+    if not fuzzy:
         return QuoteStatus(quote, side, NOT_FOUND)
-    if use_other_turn:
-        return QuoteStatus(quote, side, OTHER_TURN, found.method, found.score, found.start, found.end, other)
-    return QuoteStatus(quote, side, OTHER_TURN, found.method, found.score, side_found=other)
+    short = _unique_short(pair, quote)
+    if short is not None and short.start >= turns[side].start and short.end <= turns[side].end:
+        return _status(quote, side, ALIGNED, short, side)
+    fuzzy_found: Dict[str, object] = {}
+    q_units = text_units(quote)
+    for name in (side, other):
+        try:
+            found = _fuzzy(turns[name], q_units, min_score, _prefix_ok(q_units))
+            fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
+        except _Ambiguous as err:
+            fuzzy_found[name] = err
+    ranks = {name: None if r is None else r.rank if isinstance(r, _Ambiguous) else _rank(r)
+             for name, r in fuzzy_found.items()}
+    if ranks[side] is None and ranks[other] is None:
+        return QuoteStatus(quote, side, NOT_FOUND)
+    if ranks[side] is not None and ranks[side] == ranks[other]:
+        return QuoteStatus(quote, side, AMBIGUOUS)  # equally good in both turns
+    if ranks[other] is None or (ranks[side] is not None and ranks[side] > ranks[other]):
+        asked = fuzzy_found[side]
+        if isinstance(asked, _Ambiguous):
+            return QuoteStatus(quote, side, AMBIGUOUS)
+        return _status(quote, side, ALIGNED, asked, side)
+    elsewhere = fuzzy_found[other]
+    if isinstance(elsewhere, _Ambiguous):
+        return QuoteStatus(quote, side, NOT_FOUND)
+    return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
+
+
+def _status(quote: str, side: str, status: str, found: QuoteAlignment, side_found: str,
+            keep: bool = True) -> QuoteStatus:
+    if keep:
+        return QuoteStatus(quote, side, status, found.method, found.score, found.start, found.end, side_found)
+    return QuoteStatus(quote, side, status, found.method, found.score, side_found=side_found)
 
 
 def exact_word_match(turn_words: Sequence[str], quote: str) -> Optional[Tuple[int, int]]:

@@ -18,7 +18,8 @@ require("rapidfuzz", "fuzzy quote alignment")
 from spacy_paraphrase.llm.readout import llm_details, score_paraphrase_llm  # noqa: E402
 from spacy_paraphrase.llm.task import LLMPairWarning  # noqa: E402
 
-YES = answer(True, ["coming back to a normal winter"], ["Coming back to a normal winter"])
+# the guest quote leaves out "daryn" (fuzzy in the guest turn, a looser match in the host turn)
+YES = answer(True, ["we are coming back to a normal winter"], ["Coming back to a normal winter"])
 YES_SHORT = answer(True, ["normal winter"], ["normal winter"])
 NO = answer(False)
 
