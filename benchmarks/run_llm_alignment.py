@@ -12,7 +12,9 @@ quotes of these kinds (seeded):
 - ``contraction``: "you've" <-> "you have" etc. (spans that have one);
 - ``case``: the quote upper-cased; ``punctuation``: edge punctuation stripped,
   commas removed, a period added, in curly quotes;
-- ``wrong_turn``: the verbatim quote filed under the other speaker;
+- ``wrong_turn``: the verbatim quote filed under the other speaker (unless
+  that speaker said it word for word too: then that turn is right; counted
+  in ``n_wrong_turn_in_both``);
   ``wrong_turn_echo``: those of them that also match the stated turn
   fuzzily (a window of it scores >= ``min_score``) but not word for word;
 - ``truncated_last``: the last word cut off mid-way ("the new sch"; spans of
@@ -136,12 +138,17 @@ def replace_one(words: List[str], rng: random.Random) -> str:
     return " ".join(words[:k] + [new] + words[k + 1 :])
 
 
+def contains(turn_words: List[str], quote: str) -> bool:
+    units, q = text_units(" ".join(turn_words)), text_units(quote)
+    return any(units[i : i + len(q)] == q for i in range(len(units) - len(q) + 1))
+
+
 def echoes(turn_words: List[str], quote: str, min_score: float) -> bool:
     """Whether the quote matches a window of the turn fuzzily (>= min_score) but not word for word."""
     from rapidfuzz import fuzz
 
     units, q = text_units(" ".join(turn_words)), text_units(quote)
-    if not q or any(units[i : i + len(q)] == q for i in range(len(units))):
+    if not q or contains(turn_words, quote):
         return False
     slack = max(1, round(0.5 * len(q)))
     target = " ".join(q)
@@ -162,7 +169,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
     results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
                       "authors_jaccard": 0.0, "methods": defaultdict(int)} for kind in KINDS}
     t0 = time.perf_counter()
-    n_calls = 0
+    n_calls = in_both = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
     short_spans = [(p, s) for p, s in all_spans if 2 <= s[2] - s[1] <= 3]
     for pair in pairs:
@@ -174,9 +181,13 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
             quotes = [(kind, q, side) for kind, q in variants(words[i:j], rng).items()]
             other = "second" if side == "first" else "first"
             verbatim = " ".join(words[i:j])
-            quotes.append(("wrong_turn", verbatim, other))
-            if echoes(pair["words"][0 if other == "first" else 1], verbatim, min_score):
-                quotes.append(("wrong_turn_echo", verbatim, other))
+            other_words = pair["words"][0 if other == "first" else 1]
+            if contains(other_words, verbatim):
+                in_both += 1  # word for word in the stated turn too: that turn is right, not counted
+            else:
+                quotes.append(("wrong_turn", verbatim, other))
+                if echoes(other_words, verbatim, min_score):
+                    quotes.append(("wrong_turn_echo", verbatim, other))
             for kind, quote, stated in quotes:
                 res = results[kind]
                 res["n"] += 1
@@ -238,7 +249,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
         "ours_invented_aligned": sum(results[k]["ours_kept"] for k in INVENTED),
         "n_invented": sum(results[k]["n"] for k in INVENTED),
-        "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
+        "n_wrong_turn_in_both": in_both, "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
     }
     return {"data": path.name, "seed": seed, "min_score": min_score, "summary": summary, "kinds": table}
 
@@ -257,7 +268,9 @@ def markdown(result: Dict) -> str:
     lines.append(f"Mean Jaccard over the {s['n_quotes']} made quotes ({s['n_pairs']} pairs; wrong_turn_echo counted "
                  f"once, as wrong_turn): ours {s['ours_mean_jaccard']:.3f}, authors' rule "
                  f"{s['authors_mean_jaccard']:.3f}; quotes in neither turn aligned: ours "
-                 f"{s['ours_invented_aligned']} of {s['n_invented']}; {s['ms_per_quote']:.2f} ms per quote.")
+                 f"{s['ours_invented_aligned']} of {s['n_invented']}; {s['ms_per_quote']:.2f} ms per quote. "
+                 f"Not made: {s['n_wrong_turn_in_both']} wrong-turn quotes that the stated turn holds word for word "
+                 f"too (aligned there, by design).")
     return "\n".join(lines)
 
 

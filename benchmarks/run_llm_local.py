@@ -84,7 +84,7 @@ def main() -> None:
     parser.add_argument("--reask", type=int, default=DEFAULT_REASKS,
                         help="more requests per sample whose answer does not parse (the task's reask_unparsed)")
     parser.add_argument("--limit", type=int, default=0, help="first N pairs only (0: all)")
-    parser.add_argument("--concurrency-pairs", type=int, default=4)
+    parser.add_argument("--concurrency-pairs", type=int, default=4, help="pairs of stage 3 (0: skip it)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="answer cache (default: a new temporary one)")
     parser.add_argument("--port", type=int, default=8765,
                         help="server port; the cache key holds the base URL, so a fixed port lets a rerun resume")
@@ -146,7 +146,7 @@ def main() -> None:
         # 3. concurrency: 1, 2, 4 requests in flight (cache off, 1 sample per pair)
         few = [eg.predicted.copy() for eg in examples[: args.concurrency_pairs]]
         result["concurrency"] = {}
-        for c in (1, 2, 4):
+        for c in (1, 2, 4) if few else ():
             nlp_c = build(base, args, None, concurrency=c, n_samples=1, reask=0)
             t = time.perf_counter()
             list(nlp_c.pipe([d.copy() for d in few], batch_size=len(few)))

@@ -1,45 +1,72 @@
 """Quote alignment: finding an LLM's "verbatim" quote in the turn it quotes.
 
 LLMs do not quote verbatim: they leave words out, add or change words, write
-"you have" for "you've", change case and punctuation, or quote the other
-turn. The ContextDeP authors' exact lower-cased word match loses 17% of
-GPT-4's highlights this way. ``align_quote`` searches a quote in one turn in
-three steps and stops at the first that finds it:
+"you have" for "you've", change case and punctuation, stop mid-word, or quote
+the other turn. The ContextDeP authors' exact lower-cased word match loses
+17% of GPT-4's highlights this way. ``align_quote`` searches a quote in one
+turn in four steps and stops at the first that finds it:
 
-1. ``exact``: the quote's text occurs in the turn's text (case-sensitive),
-   widened to whole tokens. Score 100.
+1. ``exact``: the quote's text occurs in the turn's text (case-sensitive) at
+   word boundaries, widened to whole tokens. Score 100.
 2. ``normalized``: the quote's *units* occur as a contiguous run of the
    turn's units. A unit is a lower-cased run of letters/digits after curly
    quotes are straightened and contractions are expanded (``you've`` ->
    ``you have``, ``don't`` -> ``do not``; a token's ``norm_`` is used when
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
-3. ``fuzzy``: every window of the turn's units whose length is within
-   ``max(1, round(0.5 * n))`` of the quote's ``n`` units is compared with
-   the quote (RapidFuzz ``fuzz.ratio`` on the units joined by spaces, 0-100);
-   the best window wins when its score is >= ``min_score`` (default
-   ``DEFAULT_MIN_SCORE`` = 80). Ties are broken by the length closest to the
-   quote's.
+3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
+   added (a run of 2-3 units), one replaced (2-3 units) or one left out (a
+   run one unit longer; such a fit matches every unit of the quote and beats
+   the others). Another form of the turn's word ("camp" / "camps", "step" /
+   "stepped": a common start of >= 4 letters, or a whole word of >= 3 that
+   starts the other) is no replacement; a two-unit quote may have only such
+   forms, no other word. The units that match must hold a content word (a
+   number, or >= 3 letters and not a stop word) and at least half the run's
+   letters. The fit must be the only one **in the pair** (both turns of the
+   Doc). Score: RapidFuzz ratio of the quote and the run.
+4. ``fuzzy``: every window of the turn's units whose length is within
+   ``max(1, round(0.5 * n))`` of the quote's ``n`` units and that holds one
+   of the quote's content words or a form of it (any of its words, when it
+   has none) is
+   compared with the quote (RapidFuzz ``fuzz.ratio`` on the units joined by
+   spaces, 0-100); the best window counts when its score is >=
+   ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
+   length closest to the quote's. Of the windows over it that score >=
+   ``min_score``, one that starts with the quote's first unit and ends with
+   its last wins (a word left out or changed inside must not cut an edge
+   word off).
+
+In every step the quote's last unit may be a prefix of the turn's unit (the
+authors' rule for a word cut off mid-way: "the new sch" is "the new
+school"), for quotes of >= 2 units whose last unit has >= 2 letters (>= 3 in
+step 3); a whole-word match wins over a prefix match.
 
 A quote that matches in two places that do not overlap, equally well (two
 exact or normalized occurrences, or two fuzzy windows with the same best
-score), is *ambiguous* and not aligned. ``locate_quote`` adds the search in
-the other turn (the LLM quoted the wrong turn) and returns a status for every
-quote: ``QuoteStatus``.
+score), is *ambiguous* and not aligned.
+
+**Which turn** (``locate_quote``; it returns a ``QuoteStatus`` for every
+quote): a quote filed under one turn is searched in the pair before a fuzzy
+match is accepted. Exact or normalized in its own turn: ``aligned`` there
+(even when the other turn has it too: the model's label decides). Else
+exact or normalized in the other turn: ``other_turn`` (the model filed it
+under the wrong speaker; a fuzzy echo of it in its own turn gets no span).
+Else a short fit (step 3) in its own turn: ``aligned``. Else the fuzzy
+matches of both turns: the better score wins (``other_turn`` when it is the
+other's); the same score in both is ``ambiguous``. A short fit only in the
+other turn is not used (two errors at once).
 """
 import dataclasses
+import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from spacy.tokens import Doc, Span
-
 from spacy.lang.en.stop_words import STOP_WORDS
+from spacy.tokens import Doc, Span
 
 from ..pair_doc import TURNS_KEY, get_turns
 
 DEFAULT_MIN_SCORE = 80.0
-# fuzzy: windows this many points under the best that keep the quote's edge words win
-EDGE_SLACK = 5.0
 # short: quotes of 2-3 units (one more when a unit was added)
 SHORT_UNITS = (2, 3)
 METHODS = ("exact", "normalized", "fuzzy", "short")
@@ -139,8 +166,9 @@ def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
 
 def _prefix_ok(q_units: Sequence[str]) -> bool:
     """The authors' rule: a quote's last unit may be a prefix of the turn's
-    unit (a word cut off mid-way); not for a one-unit quote."""
-    return len(q_units) >= 2
+    unit (a word cut off mid-way); not for a one-unit quote, nor for a
+    last unit of one letter."""
+    return len(q_units) >= 2 and len(q_units[-1]) >= 2
 
 
 def _same(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> bool:
@@ -214,11 +242,14 @@ def _fuzzy(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Op
     n = len(q_units)
     slack = max(1, round(0.5 * n))
     target = " ".join(q_units)
+    content = [u for u in q_units if _content(u)] or list(q_units)
     scored: List[Tuple[float, int, int, int]] = []  # score, -|len diff|, start unit, end unit
     for length in range(max(1, n - slack), min(len(units), n + slack) + 1):
         for i in range(len(units) - length + 1):
             score = fuzz.ratio(_window_text(units[i : i + length], q_units, prefix), target)
-            if score >= min_score:
+            # a window shares a content word (any word, when the quote has none) with the quote:
+            # "your community" is not "our country"
+            if score >= min_score and any(_alike(u, w) for u in content for w in units[i : i + length]):
                 scored.append((score, -abs(length - n), i, i + length))
     if not scored:
         return None
@@ -229,15 +260,24 @@ def _fuzzy(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Op
             s, e = owners[i], owners[j - 1] + 1
             if e <= b_start or s >= b_end:  # an equally good place elsewhere
                 raise _Ambiguous((1, float(best[0])))
-    # Near the best window, one that starts and ends with the quote's first and last
-    # units wins: a dropped or changed word inside must not cut an edge word off.
-    near = [s for s in scored if s[0] >= best[0] - EDGE_SLACK and s[2] < best[3] and s[3] > best[2]]
+    # Of the windows over the best one, one that starts and ends with the quote's first
+    # and last units wins: a dropped or changed word inside must not cut an edge word off.
+    near = [s for s in scored if s[2] < best[3] and s[3] > best[2]]
     chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix), s[0], s[1]))
     return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
 
 
 def _content(unit: str) -> bool:
-    return len(unit) >= 3 and unit not in STOP_WORDS
+    """A content word: a number, or >= 3 letters and not a stop word."""
+    return unit.isdigit() or (len(unit) >= 3 and unit not in STOP_WORDS)
+
+
+def _alike(unit: str, other: str) -> bool:
+    """Two forms of one word: equal, or a common start of >= 4 letters, or the
+    shorter (>= 3 letters) starts the other ("camp" / "camps", "step" /
+    "stepped", "cut" / "cuts")."""
+    common = len(os.path.commonprefix([unit, other]))
+    return unit == other or common >= 4 or (common >= 3 and common == min(len(unit), len(other)))
 
 
 def _short(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, float]]:
@@ -248,6 +288,7 @@ def _short(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, f
     n = len(q_units)
     if not SHORT_UNITS[0] <= n <= SHORT_UNITS[1] + 1:
         return []
+    prefix = _prefix_ok(q_units) and len(q_units[-1]) >= 3
     found: List[Tuple[Span, int, float]] = []
     lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
     for turn in turns:
@@ -256,13 +297,17 @@ def _short(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, f
             for i in range(len(units) - length + 1):
                 window = units[i : i + length]
                 if length == n + 1:  # a unit left out of the quote: all its units match
-                    fits = any(_same(window[:k] + window[k + 1 :], q_units, True) for k in range(1, n))
+                    fits = any(_same(window[:k] + window[k + 1 :], q_units, prefix) for k in range(1, n))
                     kept = list(q_units) if fits else None
-                elif length == n:  # one unit replaced
-                    diff = [k for k in range(n) if not _same([window[k]], [q_units[k]], k == n - 1)]
-                    kept = [window[k] for k in range(n) if k not in diff] if len(diff) == 1 else None
+                elif length == n:  # one unit replaced (or only other forms of the turn's words)
+                    same = [_same([window[k]], [q_units[k]], prefix and k == n - 1) for k in range(n)]
+                    alike = [not same[k] and _alike(window[k], q_units[k]) for k in range(n)]
+                    other = n - sum(same) - sum(alike)
+                    # a two-unit quote: no word replaced by an unrelated one
+                    fits = other <= (1 if n >= 3 else 0) and sum(same) < n
+                    kept = [q_units[k] for k in range(n) if same[k] or alike[k]] if fits else None
                 else:  # one unit added
-                    fits = any(_same(window, q_units[:k] + q_units[k + 1 :], True) for k in range(n))
+                    fits = any(_same(window, q_units[:k] + q_units[k + 1 :], prefix and k < n - 1) for k in range(n))
                     kept = list(window) if fits else None
                 # evidence: a kept content word, and the kept units are most of the run
                 if not kept or not any(_content(u) for u in kept):
@@ -289,7 +334,7 @@ def _rank(found: QuoteAlignment) -> Tuple[int, float]:
 
 
 def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[QuoteAlignment]:
-    """Steps 1-3 (module doc) in one turn. Raises _Ambiguous."""
+    """Steps 1, 2 and (``fuzzy``) 4 of the module doc in one turn. Raises _Ambiguous."""
     quote = quote.strip()
     q_units = text_units(quote)
     if not q_units:
@@ -309,7 +354,7 @@ def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[Qu
 
 
 def _unique_short(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignment]:
-    """Step 3: the one place in the pair where a short quote fits with one
+    """Step 3: the one place in ``turns`` where a short quote fits with one
     edit (of the fits that match the most quote units), else None."""
     places = _short(turns, text_units(quote))
     if not places:
@@ -335,17 +380,20 @@ def align_quote(
     """Find ``quote`` in ``turn`` (module doc): a ``QuoteAlignment`` with the
     aligned span (same Doc as ``turn``), its method and score, or None when
     the quote is not found, has no letters or digits, or is ambiguous
-    (``locate_quote`` says which). Steps 1-3 search ``turn`` only; step 4
-    (``short``, with ``fuzzy``) needs its one place in the whole pair (both
-    turns of ``turn.doc``) to be in ``turn``."""
+    (``locate_quote`` says which). Steps 1, 2 and 4 search ``turn`` only
+    (``locate_quote`` also weighs the other turn); step 3 (``short``, with
+    ``fuzzy``) needs its one place in the pair (both turns of ``turn.doc``
+    when it is a pair Doc) to be in ``turn``."""
     _check(turn, quote, min_score)
+    q_units = text_units(quote)
     try:
         found = _align(turn, quote, min_score, False)
-        if found is None and fuzzy:
+        if found is None and fuzzy and q_units:
             short = _unique_short(_pair_turns(turn), quote)
             if short is not None and short.start >= turn.start and short.end <= turn.end:
                 return short
-            found = _align(turn, quote, min_score, True)
+            window = _fuzzy(turn, q_units, min_score, _prefix_ok(q_units))
+            found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
     except _Ambiguous:
         return None
     return found
