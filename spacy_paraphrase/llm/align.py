@@ -152,7 +152,7 @@ class QuoteAlignment:
 
 
 class _Ambiguous(Exception):
-    """Two equally good places; ``rank`` as ``_rank`` gives it."""
+    """Two equally good places; ``rank``: how good (``_rank``), for the choice between the turns."""
 
     def __init__(self, rank: Tuple[int, float] = (2, 100.0)):
         super().__init__()

@@ -6,8 +6,10 @@ few-shot examples, the two turns and the speakers' names (the labels of
 ``doc.spans["turns"]``, left out when they are the defaults FIRST / SECOND
 or the role itself, e.g. GUEST),
 and asks for ``n_samples`` samples at ``temperature`` (a ``Prompt``: the
-models of this package read these settings from it). ``parse_responses``
-parses every sample (``parser.parse_answer``), aligns each quote in its turn
+models of this package read these settings from it), and for up to
+``reask_unparsed`` more answers per sample whose answer does not parse
+(``reask_samples``; the models of this package do it, each re-ask cached).
+``parse_responses`` parses every sample (``parser.parse_answer``), aligns each quote in its turn
 (``align.locate_quote``) and writes the ``paraphrase_spans`` contract through
 ``VoteReadout``:
 
@@ -16,8 +18,9 @@ parses every sample (``parser.parse_answer``), aligns each quote in its turn
 - ``token_probs`` = (yes-samples whose kept quotes cover the token) /
   (samples whose answer parsed); all NaN when none parsed;
 - the rest (spans, ``vote_share``, ``agreement``, ...) as ``paraphrase_spans``;
-- ``attrs["llm"]`` (also ``doc.user_data``): the counts, every quote's status,
-  the parse problems, and the request error if any.
+- ``attrs["llm"]`` (also ``doc.user_data``): the counts (re-asks too), every
+  quote's status, method, score and span, the parse problems, and the request
+  error if any.
 """
 import dataclasses
 import importlib.resources
