@@ -12,18 +12,33 @@ quotes of these kinds (seeded):
 - ``contraction``: "you've" <-> "you have" etc. (spans that have one);
 - ``case``: the quote upper-cased; ``punctuation``: edge punctuation stripped,
   commas removed, a period added, in curly quotes;
-- ``wrong_turn``: the verbatim quote filed under the other speaker;
+- ``wrong_turn``: the verbatim quote filed under the other speaker (unless
+  that speaker said it word for word too: then that turn is right; counted
+  in ``n_wrong_turn_in_both``);
+  ``wrong_turn_echo``: those of them that also match the stated turn
+  fuzzily (a window of it scores >= ``min_score``) but not word for word;
+- ``truncated_last``: the last word cut off mid-way ("the new sch"; spans of
+  >= 2 words whose last word has >= 4 letters);
+- ``dropped_second``: the second word left out (spans of >= 4 words);
+- ``short_added`` / ``short_replaced``: 2-3-word spans with a filler word put
+  in anywhere / one word replaced by a common word;
 - ``not_in_text``: a span of *another* pair, filed under this pair's turn
-  (expected: aligned nowhere).
+  (expected: aligned nowhere); ``not_in_text_short``: 2-3-word spans of
+  other pairs, as they are and with one word replaced (the quotes the
+  ``short`` step could take).
 
-For each kind: how often the quote gives a span, the mean word-level Jaccard
-with the intended span (0 when nothing is aligned; for ``not_in_text`` the
-share aligned anywhere is the error rate), for ``locate_quote`` (default
-settings: other turn used) and for the authors' rule (``exact_word_match``
-in the stated turn).
+For each kind: how often the quote gives a span, how often that span is in
+the wrong turn (for ``wrong_turn*``: in the stated one), the mean word-level
+Jaccard with the intended span (0 when nothing is aligned; for
+``not_in_text*`` the share aligned anywhere is the error rate), for
+``locate_quote`` (default settings: other turn used) and for the authors'
+rule (``exact_word_match`` in the stated turn).
+
 
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/dev.tsv \
         -o benchmarks/results/llm_alignment.json
+    python -m benchmarks.run_llm_alignment ../shared/data/contextdep/train.tsv \
+        -o benchmarks/results/llm_alignment_train.json
 """
 import argparse
 import ast
@@ -39,14 +54,18 @@ from typing import Dict, List, Tuple
 import spacy
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.llm.align import DEFAULT_MIN_SCORE, exact_word_match, locate_quote
+from spacy_paraphrase.llm.align import DEFAULT_MIN_SCORE, exact_word_match, locate_quote, text_units
 
 FILLERS = ["really", "just", "actually", "very", "also"]
 CONTRACTIONS = [("you've", "you have"), ("don't", "do not"), ("it's", "it is"), ("i'm", "i am"),
                 ("can't", "cannot"), ("we're", "we are"), ("didn't", "did not"), ("that's", "that is"),
                 ("they're", "they are"), ("isn't", "is not"), ("won't", "will not"), ("i've", "i have"),
                 ("we've", "we have"), ("doesn't", "does not"), ("there's", "there is"), ("you're", "you are")]
-KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punctuation", "wrong_turn", "not_in_text")
+REPLACEMENTS = ["people", "thing", "really", "good", "new", "time", "way", "big", "many", "said", "think", "work"]
+KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punctuation", "wrong_turn",
+         "wrong_turn_echo", "truncated_last", "dropped_second", "short_added", "short_replaced", "not_in_text",
+         "not_in_text_short")
+INVENTED = ("not_in_text", "not_in_text_short")
 
 
 def read_pairs(path: Path) -> List[Dict]:
@@ -101,7 +120,40 @@ def variants(words: List[str], rng: random.Random) -> Dict[str, str]:
             out["contraction"] = re.sub(rf"\b{re.escape(full)}\b", short, low)
             break
     out["punctuation"] = "\u201c" + re.sub(r"[,;:]", "", text).strip(".,!?-\u2014 ") + ".\u201d"
+    last = re.sub(r"\W+$", "", words[-1])
+    if len(words) >= 2 and len(last) >= 4 and last.isalpha():
+        out["truncated_last"] = " ".join(words[:-1] + [last[: rng.randrange(2, len(last))]])
+    if len(words) >= 4:
+        out["dropped_second"] = " ".join(words[:1] + words[2:])
+    if 2 <= len(words) <= 3:
+        k = rng.randrange(0, len(words) + 1)
+        out["short_added"] = " ".join(words[:k] + [rng.choice(FILLERS)] + words[k:])
+        out["short_replaced"] = replace_one(words, rng)
     return out
+
+
+def replace_one(words: List[str], rng: random.Random) -> str:
+    k = rng.randrange(len(words))
+    new = rng.choice([w for w in REPLACEMENTS if w != words[k].lower()])
+    return " ".join(words[:k] + [new] + words[k + 1 :])
+
+
+def contains(turn_words: List[str], quote: str) -> bool:
+    units, q = text_units(" ".join(turn_words)), text_units(quote)
+    return any(units[i : i + len(q)] == q for i in range(len(units) - len(q) + 1))
+
+
+def echoes(turn_words: List[str], quote: str, min_score: float) -> bool:
+    """Whether the quote matches a window of the turn fuzzily (>= min_score) but not word for word."""
+    from rapidfuzz import fuzz
+
+    units, q = text_units(" ".join(turn_words)), text_units(quote)
+    if not q or contains(turn_words, quote):
+        return False
+    slack = max(1, round(0.5 * len(q)))
+    target = " ".join(q)
+    return any(fuzz.ratio(" ".join(units[i : i + n]), target) >= min_score
+               for n in range(max(1, len(q) - slack), len(q) + slack + 1) for i in range(len(units) - n + 1))
 
 
 def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
@@ -114,11 +166,12 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
     rng = random.Random(seed)
     nlp = spacy.blank("en")
     pairs = read_pairs(path)
-    results = {kind: {"n": 0, "ours_kept": 0, "ours_jaccard": 0.0, "authors_kept": 0, "authors_jaccard": 0.0,
-                      "methods": defaultdict(int)} for kind in KINDS}
+    results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
+                      "authors_jaccard": 0.0, "methods": defaultdict(int)} for kind in KINDS}
     t0 = time.perf_counter()
-    n_calls = 0
+    n_calls = in_both = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
+    short_spans = [(p, s) for p, s in all_spans if 2 <= s[2] - s[1] <= 3]
     for pair in pairs:
         doc = make_pair_doc(nlp, pair["words"][0], pair["words"][1])
         offset = {"first": 0, "second": len(pair["words"][0])}
@@ -127,7 +180,14 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
             intended = (offset[side] + i, offset[side] + j)
             quotes = [(kind, q, side) for kind, q in variants(words[i:j], rng).items()]
             other = "second" if side == "first" else "first"
-            quotes.append(("wrong_turn", " ".join(words[i:j]), other))
+            verbatim = " ".join(words[i:j])
+            other_words = pair["words"][0 if other == "first" else 1]
+            if contains(other_words, verbatim):
+                in_both += 1  # word for word in the stated turn too: that turn is right, not counted
+            else:
+                quotes.append(("wrong_turn", verbatim, other))
+                if echoes(other_words, verbatim, min_score):
+                    quotes.append(("wrong_turn_echo", verbatim, other))
             for kind, quote, stated in quotes:
                 res = results[kind]
                 res["n"] += 1
@@ -136,6 +196,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 if status.kept:
                     res["ours_kept"] += 1
+                    res["ours_wrong_turn"] += int(status.side_found != side)
                     res["ours_jaccard"] += jaccard((status.start, status.end), intended)
                 stated_words = pair["words"][0 if stated == "first" else 1]
                 hit = exact_word_match(stated_words, quote)
@@ -143,16 +204,24 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
                     res["authors_kept"] += 1
                     if stated == side:
                         res["authors_jaccard"] += jaccard((offset[side] + hit[0], offset[side] + hit[1]), intended)
-            # a quote of another pair, filed under this turn
-            for _ in range(1):
+            # quotes of other pairs, filed under this turn: one span; two short spans, as they are and changed
+            invented = []
+            for _ in range(2):
                 other_pair, (o_side, oi, oj) = rng.choice(all_spans)
-                if other_pair is pair:
-                    continue
-                o_words = other_pair["words"][0 if o_side == "first" else 1][oi:oj]
-                quote = " ".join(o_words)
-                if quote.lower() in doc.text.lower():
-                    continue
-                res = results["not_in_text"]
+                if other_pair is not pair:
+                    invented.append(("not_in_text", " ".join(other_pair["words"][0 if o_side == "first" else 1][oi:oj])))
+            for _ in range(2):
+                other_pair, (o_side, oi, oj) = rng.choice(short_spans)
+                if other_pair is not pair:
+                    o_words = other_pair["words"][0 if o_side == "first" else 1][oi:oj]
+                    invented.append(("not_in_text_short", " ".join(o_words)))
+                    invented.append(("not_in_text_short", replace_one(o_words, rng)))
+            pair_units = text_units(doc.text)
+            for kind, quote in invented:
+                q = text_units(quote)
+                if any(pair_units[k : k + len(q)] == q for k in range(len(pair_units))):
+                    continue  # in the text after all
+                res = results[kind]
                 res["n"] += 1
                 status = locate_quote(doc, quote, side, min_score=min_score)
                 n_calls += 1
@@ -165,35 +234,43 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
         n = max(res["n"], 1)
         row = {"n": res["n"], "ours_aligned": res["ours_kept"] / n, "authors_aligned": res["authors_kept"] / n,
                "methods": dict(res["methods"])}
-        if kind != "not_in_text":
+        if kind not in INVENTED:
+            row["ours_wrong_turn"] = res["ours_wrong_turn"] / n
             row["ours_jaccard"] = res["ours_jaccard"] / n
             row["authors_jaccard"] = res["authors_jaccard"] / n
         table[kind] = row
-    made = [k for k in KINDS if k != "not_in_text"]
+    # wrong_turn_echo repeats some wrong_turn quotes: counted once in the mean
+    made = [k for k in KINDS if k not in INVENTED and k != "wrong_turn_echo"]
     total = sum(results[k]["n"] for k in made)
     summary = {
         "ours_mean_jaccard": sum(results[k]["ours_jaccard"] for k in made) / total,
         "authors_mean_jaccard": sum(results[k]["authors_jaccard"] for k in made) / total,
         "ours_not_in_text_aligned": table["not_in_text"]["ours_aligned"],
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
-        "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
+        "ours_invented_aligned": sum(results[k]["ours_kept"] for k in INVENTED),
+        "n_invented": sum(results[k]["n"] for k in INVENTED),
+        "n_wrong_turn_in_both": in_both, "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
     }
     return {"data": path.name, "seed": seed, "min_score": min_score, "summary": summary, "kinds": table}
 
 
 def markdown(result: Dict) -> str:
-    lines = ["| quote kind | n | ours: aligned | ours: Jaccard | authors' rule: aligned | authors' rule: Jaccard | our methods |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| quote kind | n | ours: aligned | ours: in the wrong turn | ours: Jaccard | authors' rule: aligned | "
+             "authors' rule: Jaccard | our methods |",
+             "|---|---|---|---|---|---|---|---|"]
     for kind, row in result["kinds"].items():
         methods = ", ".join(f"{k} {v}" for k, v in sorted(row["methods"].items()))
-        lines.append(f"| {kind} | {row['n']} | {row['ours_aligned']:.3f} | {row.get('ours_jaccard', float('nan')):.3f} | "
-                     f"{row['authors_aligned']:.3f} | {row.get('authors_jaccard', float('nan')):.3f} | {methods} |")
+        lines.append(f"| {kind} | {row['n']} | {row['ours_aligned']:.3f} | {row.get('ours_wrong_turn', float('nan')):.3f} | "
+                     f"{row.get('ours_jaccard', float('nan')):.3f} | {row['authors_aligned']:.3f} | "
+                     f"{row.get('authors_jaccard', float('nan')):.3f} | {methods} |")
     s = result["summary"]
     lines.append("")
-    lines.append(f"Mean Jaccard over the {s['n_quotes']} made quotes ({s['n_pairs']} pairs): ours "
-                 f"{s['ours_mean_jaccard']:.3f}, authors' rule {s['authors_mean_jaccard']:.3f}; quotes in neither "
-                 f"turn aligned: ours {s['ours_not_in_text_aligned']:.3f}, authors' rule "
-                 f"{s['authors_not_in_text_aligned']:.3f}; {s['ms_per_quote']:.2f} ms per quote.")
+    lines.append(f"Mean Jaccard over the {s['n_quotes']} made quotes ({s['n_pairs']} pairs; wrong_turn_echo counted "
+                 f"once, as wrong_turn): ours {s['ours_mean_jaccard']:.3f}, authors' rule "
+                 f"{s['authors_mean_jaccard']:.3f}; quotes in neither turn aligned: ours "
+                 f"{s['ours_invented_aligned']} of {s['n_invented']}; {s['ms_per_quote']:.2f} ms per quote. "
+                 f"Not made: {s['n_wrong_turn_in_both']} wrong-turn quotes that the stated turn holds word for word "
+                 f"too (aligned there, by design).")
     return "\n".join(lines)
 
 

@@ -3,7 +3,10 @@ server on 127.0.0.1) on ContextDeP dev: through the pipeline and its scorer, as 
 alignment failures by kind, seconds and requests per pair), then through
 ``annotate`` on the same pairs (every pair has a record; as the second run it
 must be served from the cache), then pairs/s with 1, 2 and 4 requests in
-flight on a few pairs (cache off).
+flight on a few pairs (cache off, no re-asks). A sample whose answer does not
+parse is asked again (``--reask``, the task's ``reask_unparsed``, default 2):
+the evaluate stage reports the unparsed share of the first answers (before)
+and after re-asking, and the re-ask requests.
 
     python -m spacy_paraphrase convert contextdep ../shared/data/contextdep/dev.tsv corpus/contextdep/dev.spacy --mode majority
     python -m benchmarks.run_llm_local corpus/contextdep/dev.spacy -o benchmarks/results/llm_local_dev.json
@@ -27,6 +30,7 @@ from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
 from spacy_paraphrase.llm.server import local_server
+from spacy_paraphrase.llm.task import DEFAULT_REASKS
 from spacy_paraphrase.pair_doc import get_turns
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,17 +43,18 @@ def model_config(base: str, args, cache_dir, concurrency: int) -> Dict:
             "cache_dir": cache_dir}
 
 
-def build(base: str, args, cache_dir, concurrency: int = 1, n_samples=None):
+def build(base: str, args, cache_dir, concurrency: int = 1, n_samples=None, reask=None):
     nlp = spacy.blank("en")
     nlp.add_pipe("paraphrase_llm", config={
-        "task": {"@llm_tasks": "spacy_paraphrase.ContextDeP.v1", "n_samples": n_samples or args.samples},
+        "task": {"@llm_tasks": "spacy_paraphrase.ContextDeP.v1", "n_samples": n_samples or args.samples,
+                 "reask_unparsed": args.reask if reask is None else reask},
         "model": model_config(base, args, cache_dir, concurrency)})
     return nlp
 
 
 def failure_counts(docs) -> Dict:
     problems, statuses, answers = Counter(), Counter(), Counter()
-    records = 0
+    records = reasked = reasks = 0
     for doc in docs:
         d = doc.spans["paraphrase"].attrs.get("llm")
         if d is None:
@@ -58,10 +63,16 @@ def failure_counts(docs) -> Dict:
         problems.update(d["problems"])
         statuses.update(d["quote_status"])
         answers.update({"yes": d["n_yes"], "no": d["n_no"], "unparsed": d["n_unparsed"]})
+        reasked += d.get("n_reasked", 0)
+        reasks += d.get("reasks", 0)
         if d["error"]:
             problems["request_error"] += 1
+    n = sum(answers.values())
     return {"pairs_with_record": records, "samples": dict(answers), "parse_problems": dict(problems),
-            "quote_status": dict(statuses)}
+            "quote_status": dict(statuses),
+            # before / after re-asking: a first answer that did not parse is re-asked (reask_unparsed)
+            "unparsed_first_answer": reasked, "unparsed_share_first_answer": reasked / n if n else None,
+            "unparsed_share": answers["unparsed"] / n if n else None, "reask_requests": reasks}
 
 
 def main() -> None:
@@ -70,8 +81,10 @@ def main() -> None:
     parser.add_argument("-o", "--output", type=Path)
     parser.add_argument("--samples", type=int, default=3)
     parser.add_argument("--max-tokens", type=int, default=120)
+    parser.add_argument("--reask", type=int, default=DEFAULT_REASKS,
+                        help="more requests per sample whose answer does not parse (the task's reask_unparsed)")
     parser.add_argument("--limit", type=int, default=0, help="first N pairs only (0: all)")
-    parser.add_argument("--concurrency-pairs", type=int, default=4)
+    parser.add_argument("--concurrency-pairs", type=int, default=4, help="pairs of stage 3 (0: skip it)")
     parser.add_argument("--cache-dir", type=Path, default=None, help="answer cache (default: a new temporary one)")
     parser.add_argument("--port", type=int, default=8765,
                         help="server port; the cache key holds the base URL, so a fixed port lets a rerun resume")
@@ -82,7 +95,7 @@ def main() -> None:
     if args.limit:
         examples = examples[: args.limit]
     result: Dict = {"data": args.data.name, "n_pairs": len(examples), "n_samples": args.samples,
-                    "max_tokens": args.max_tokens, "model": "gemma-3-270m-q4_k_m.gguf (base), llama-cpp-python server",
+                    "max_tokens": args.max_tokens, "reask_unparsed": args.reask, "model": "gemma-3-270m-q4_k_m.gguf (base), llama-cpp-python server",
                     "threads": 2}
     with local_server(args.port, log=work / "server.log") as base:
         # 1. evaluate (first run: every answer requested)
@@ -98,6 +111,7 @@ def main() -> None:
             # pairs answered from a cache given with --cache-dir take no time: per requested pair
             "seconds_per_requested_pair": elapsed / max(len(examples) - model.cache.hits, 1),
             "retries": model.stats["retries"], "requests": model.stats["requests"],
+            "reasks_sent": model.stats["reasks"], "failed_reasks": model.stats["failed_reasks"],
             "cache_hits_at_start": model.cache.hits, "failed_pairs": model.stats["failed_prompts"],
             **failure_counts(docs),
             "scores": {k: v for k, v in scores.items() if k.startswith("paraphrase_llm_") and isinstance(v, (int, float))},
@@ -132,8 +146,8 @@ def main() -> None:
         # 3. concurrency: 1, 2, 4 requests in flight (cache off, 1 sample per pair)
         few = [eg.predicted.copy() for eg in examples[: args.concurrency_pairs]]
         result["concurrency"] = {}
-        for c in (1, 2, 4):
-            nlp_c = build(base, args, None, concurrency=c, n_samples=1)
+        for c in (1, 2, 4) if few else ():
+            nlp_c = build(base, args, None, concurrency=c, n_samples=1, reask=0)
             t = time.perf_counter()
             list(nlp_c.pipe([d.copy() for d in few], batch_size=len(few)))
             result["concurrency"][str(c)] = {"pairs": len(few), "pairs_per_second": len(few) / (time.perf_counter() - t)}

@@ -1,42 +1,73 @@
 """Quote alignment: finding an LLM's "verbatim" quote in the turn it quotes.
 
 LLMs do not quote verbatim: they leave words out, add or change words, write
-"you have" for "you've", change case and punctuation, or quote the other
-turn. The ContextDeP authors' exact lower-cased word match loses 17% of
-GPT-4's highlights this way. ``align_quote`` searches a quote in one turn in
-three steps and stops at the first that finds it:
+"you have" for "you've", change case and punctuation, stop mid-word, or quote
+the other turn. The ContextDeP authors' exact lower-cased word match loses
+17% of GPT-4's highlights this way. ``align_quote`` searches a quote in one
+turn in four steps and stops at the first that finds it:
 
-1. ``exact``: the quote's text occurs in the turn's text (case-sensitive),
-   widened to whole tokens. Score 100.
+1. ``exact``: the quote's text occurs in the turn's text (case-sensitive) at
+   word boundaries, widened to whole tokens. Score 100.
 2. ``normalized``: the quote's *units* occur as a contiguous run of the
    turn's units. A unit is a lower-cased run of letters/digits after curly
    quotes are straightened and contractions are expanded (``you've`` ->
    ``you have``, ``don't`` -> ``do not``; a token's ``norm_`` is used when
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
-3. ``fuzzy``: every window of the turn's units whose length is within
-   ``max(1, round(0.5 * n))`` of the quote's ``n`` units is compared with
-   the quote (RapidFuzz ``fuzz.ratio`` on the units joined by spaces, 0-100);
-   the best window wins when its score is >= ``min_score`` (default
-   ``DEFAULT_MIN_SCORE`` = 80). Ties are broken by the length closest to the
-   quote's.
+3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
+   added (a run of 2-3 units), one replaced (2-3 units) or one left out (a
+   run one unit longer; such a fit matches every unit of the quote and beats
+   the others). Another form of the turn's word ("camp" / "camps", "step" /
+   "stepped": a common start of >= 4 letters, or a whole word of >= 3 that
+   starts the other) is no replacement; a two-unit quote may have only such
+   forms, no other word. The units that match must hold a content word (a
+   number, or >= 3 letters and not a stop word) and at least half the run's
+   letters. The fit must be the only one **in the pair** (both turns of the
+   Doc). Score: RapidFuzz ratio of the quote and the run.
+4. ``fuzzy``: every window of the turn's units whose length is within
+   ``max(1, round(0.5 * n))`` of the quote's ``n`` units and that holds one
+   of the quote's content words or a form of it (any of its words, when it
+   has none) is
+   compared with the quote (RapidFuzz ``fuzz.ratio`` on the units joined by
+   spaces, 0-100); the best window counts when its score is >=
+   ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
+   length closest to the quote's. Of the windows over it that score >=
+   ``min_score``, one that starts with the quote's first unit and ends with
+   its last wins (a word left out or changed inside must not cut an edge
+   word off).
+
+In every step the quote's last unit may be a prefix of the turn's unit (the
+authors' rule for a word cut off mid-way: "the new sch" is "the new
+school"), for quotes of >= 2 units whose last unit has >= 2 letters (>= 3 in
+step 3); a whole-word match wins over a prefix match.
 
 A quote that matches in two places that do not overlap, equally well (two
 exact or normalized occurrences, or two fuzzy windows with the same best
-score), is *ambiguous* and not aligned. ``locate_quote`` adds the search in
-the other turn (the LLM quoted the wrong turn) and returns a status for every
-quote: ``QuoteStatus``.
+score), is *ambiguous* and not aligned.
+
+**Which turn** (``locate_quote``; it returns a ``QuoteStatus`` for every
+quote): a quote filed under one turn is searched in the pair before a fuzzy
+match is accepted. Exact or normalized in its own turn: ``aligned`` there
+(even when the other turn has it too: the model's label decides). Else
+exact or normalized in the other turn: ``other_turn`` (the model filed it
+under the wrong speaker; a fuzzy echo of it in its own turn gets no span).
+Else a short fit (step 3) in its own turn: ``aligned``. Else the fuzzy
+matches of both turns: the better score wins (``other_turn`` when it is the
+other's); the same score in both is ``ambiguous``. A short fit only in the
+other turn is not used (two errors at once).
 """
 import dataclasses
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.tokens import Doc, Span
 
-from ..pair_doc import get_turns
+from ..pair_doc import TURNS_KEY, get_turns
+from .quote_match import (  # noqa: F401 (text_units, span_units, SHORT_UNITS: part of this module's API)
+    SHORT_UNITS, Ambiguous, exact_run, fuzzy_window, normalized_run, prefix_ok, short_fits, span_units, text_units,
+)
 
 DEFAULT_MIN_SCORE = 80.0
-METHODS = ("exact", "normalized", "fuzzy")
+METHODS = ("exact", "normalized", "fuzzy", "short")
 # How a quote fared (QuoteStatus.status).
 ALIGNED = "aligned"
 OTHER_TURN = "other_turn"
@@ -44,59 +75,6 @@ NOT_FOUND = "not_found"
 AMBIGUOUS = "ambiguous"
 EMPTY = "empty"
 STATUSES = (ALIGNED, OTHER_TURN, NOT_FOUND, AMBIGUOUS, EMPTY)
-
-_QUOTE_CHARS = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'", "`": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
-})
-_EDGE_PUNCT = " .,;:!?\"()[]{}<>-\u2013\u2014\u2026*"
-_UNIT = re.compile(r"[^\W_]+", re.UNICODE)
-# Contraction endings, as spaCy's English tokenizer exceptions norm them.
-_SUFFIXES = (
-    ("n't", "not"), ("'ve", "have"), ("'re", "are"), ("'ll", "will"), ("'m", "am"), ("'d", "would"), ("'s", "is"),
-)
-_WHOLE = {"can't": "can not", "cannot": "can not", "won't": "will not", "shan't": "shall not", "ain't": "is not",
-          "gonna": "going to", "wanna": "want to", "gotta": "got to", "y'all": "you all", "let's": "let us"}
-
-
-def _expand(text: str) -> str:
-    """Lower-case, straighten quotes, expand contractions."""
-    text = text.lower().translate(_QUOTE_CHARS).strip(_EDGE_PUNCT)
-    if text in _WHOLE:
-        return _WHOLE[text]
-    for suffix, full in _SUFFIXES:
-        if text.endswith(suffix) and len(text) >= len(suffix):
-            head = text[: -len(suffix)]
-            if suffix == "n't" and head in ("ca", "wo", "sha"):
-                head = {"ca": "can", "wo": "will", "sha": "shall"}[head]
-            return f"{head} {full}"
-    return text
-
-
-def text_units(text: str) -> List[str]:
-    """The units of a string (module doc, step 2)."""
-    units: List[str] = []
-    for word in text.split():
-        units.extend(_UNIT.findall(_expand(word)))
-    return units
-
-
-def _token_units(token) -> List[str]:
-    norm = token.norm_
-    # spaCy's tokenizer splits "you've" into "you" + "'ve" (norm "have")
-    source = norm if norm and norm != token.lower_ and norm.isalpha() else token.text
-    return _UNIT.findall(_expand(source))
-
-
-def span_units(span: Span) -> Tuple[List[str], List[int]]:
-    """The units of a span's tokens and, per unit, its token's index in the Doc."""
-    units: List[str] = []
-    owners: List[int] = []
-    for token in span:
-        for unit in _token_units(token):
-            units.append(unit)
-            owners.append(token.i)
-    return units, owners
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,76 +96,6 @@ class QuoteAlignment:
         return self.span.end
 
 
-class _Ambiguous(Exception):
-    pass
-
-
-def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
-    n, m = len(seq), len(sub)
-    return [i for i in range(n - m + 1) if list(seq[i : i + m]) == list(sub)]
-
-
-def _exact(turn: Span, quote: str) -> Optional[Span]:
-    text = turn.text
-    hits = []
-    start = text.find(quote)
-    while start >= 0:
-        hits.append(start)
-        start = text.find(quote, start + 1)
-    spans = []
-    for hit in hits:
-        before = text[hit - 1] if hit > 0 else " "
-        after = text[hit + len(quote)] if hit + len(quote) < len(text) else " "
-        if (before.isalnum() and quote[:1].isalnum()) or (after.isalnum() and quote[-1:].isalnum()):
-            continue  # inside a word ("he" in "the"): not a quote of it
-        span = turn.doc.char_span(turn.start_char + hit, turn.start_char + hit + len(quote), alignment_mode="expand")
-        if span is not None and span.start >= turn.start and span.end <= turn.end:
-            if not spans or span.start >= spans[-1].end:
-                spans.append(span)
-    if len(spans) > 1:
-        raise _Ambiguous()
-    return spans[0] if spans else None
-
-
-def _normalized(turn: Span, q_units: List[str]) -> Optional[Span]:
-    units, owners = span_units(turn)
-    hits = _find_all(units, q_units)
-    if not hits:
-        return None
-    spans = [turn.doc[owners[h] : owners[h + len(q_units) - 1] + 1] for h in hits]
-    distinct = [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
-    if len(distinct) > 1:
-        raise _Ambiguous()
-    return spans[0]
-
-
-def _fuzzy(turn: Span, q_units: List[str], min_score: float) -> Optional[Tuple[Span, float]]:
-    from rapidfuzz import fuzz
-
-    units, owners = span_units(turn)
-    if not units:
-        return None
-    n = len(q_units)
-    slack = max(1, round(0.5 * n))
-    target = " ".join(q_units)
-    scored: List[Tuple[float, int, int, int]] = []  # score, -|len diff|, start unit, end unit
-    for length in range(max(1, n - slack), min(len(units), n + slack) + 1):
-        for i in range(len(units) - length + 1):
-            score = fuzz.ratio(" ".join(units[i : i + length]), target)
-            if score >= min_score:
-                scored.append((score, -abs(length - n), i, i + length))
-    if not scored:
-        return None
-    best = max(scored, key=lambda s: (s[0], s[1]))
-    b_start, b_end = owners[best[2]], owners[best[3] - 1] + 1
-    for score, _, i, j in scored:
-        if score == best[0]:
-            s, e = owners[i], owners[j - 1] + 1
-            if e <= b_start or s >= b_end:  # an equally good place elsewhere
-                raise _Ambiguous()
-    return turn.doc[b_start:b_end], float(best[0])
-
-
 def _check(turn: Span, quote: str, min_score: float) -> None:
     if not isinstance(turn, Span):
         raise TypeError(f"align_quote needs a turn Span (e.g. from get_turns(doc)), got {type(turn).__name__}")
@@ -197,23 +105,50 @@ def _check(turn: Span, quote: str, min_score: float) -> None:
         raise ValueError(f"min_score must be in [0, 100], got {min_score!r}")
 
 
+def _rank(found: QuoteAlignment) -> Tuple[int, float]:
+    """How good a match is: exact and normalized (2, 100) beat any fuzzy (1, score)."""
+    return (2, 100.0) if found.method in ("exact", "normalized") else (1, found.score)
+
+
 def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[QuoteAlignment]:
-    """Raises _Ambiguous."""
+    """Steps 1, 2 and (``fuzzy``) 4 of the module doc in one turn. Raises Ambiguous."""
     quote = quote.strip()
     q_units = text_units(quote)
     if not q_units:
         return None
-    span = _exact(turn, quote)
+    prefix = prefix_ok(q_units)
+    span = exact_run(turn, quote, prefix)
     if span is not None:
         return QuoteAlignment(span, "exact", 100.0)
-    span = _normalized(turn, q_units)
+    span = normalized_run(turn, q_units, prefix)
     if span is not None:
         return QuoteAlignment(span, "normalized", 100.0)
     if fuzzy:
-        found = _fuzzy(turn, q_units, min_score)
+        found = fuzzy_window(turn, q_units, min_score, prefix)
         if found is not None:
             return QuoteAlignment(found[0], "fuzzy", found[1])
     return None
+
+
+def _uniqueshort_fits(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignment]:
+    """Step 3: the one place in ``turns`` where a short quote fits with one
+    edit (of the fits that match the most quote units), else None."""
+    places = short_fits(turns, text_units(quote))
+    if not places:
+        return None
+    most = max(p[1] for p in places)
+    places = sorted((p for p in places if p[1] == most), key=lambda p: (p[0].start, p[0].end))
+    distinct = [p for k, p in enumerate(places) if k == 0 or p[0].start >= places[k - 1][0].end]
+    if len(distinct) != 1:
+        return None
+    best = max(places, key=lambda p: (p[2], p[0].end - p[0].start))
+    return QuoteAlignment(best[0], "short", best[2])
+
+
+def _pair_turns(turn: Span) -> List[Span]:
+    if TURNS_KEY in turn.doc.spans and len(turn.doc.spans[TURNS_KEY]) == 2:
+        return list(get_turns(turn.doc))
+    return [turn]
 
 
 def align_quote(
@@ -222,12 +157,23 @@ def align_quote(
     """Find ``quote`` in ``turn`` (module doc): a ``QuoteAlignment`` with the
     aligned span (same Doc as ``turn``), its method and score, or None when
     the quote is not found, has no letters or digits, or is ambiguous
-    (``locate_quote`` says which)."""
+    (``locate_quote`` says which). Steps 1, 2 and 4 search ``turn`` only
+    (``locate_quote`` also weighs the other turn); step 3 (``short``, with
+    ``fuzzy``) needs its one place in the pair (both turns of ``turn.doc``
+    when it is a pair Doc) to be in ``turn``."""
     _check(turn, quote, min_score)
+    q_units = text_units(quote)
     try:
-        return _align(turn, quote, min_score, fuzzy)
-    except _Ambiguous:
+        found = _align(turn, quote, min_score, False)
+        if found is None and fuzzy and q_units:
+            short = _uniqueshort_fits(_pair_turns(turn), quote)
+            if short is not None and short.start >= turn.start and short.end <= turn.end:
+                return short
+            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units))
+            found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
+    except Ambiguous:
         return None
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -267,9 +213,9 @@ def locate_quote(
     fuzzy: bool = True,
     use_other_turn: bool = True,
 ) -> QuoteStatus:
-    """Search ``quote`` in the turn ``side`` ("first" = guest, "second" =
-    host) of a pair Doc, then, when it is not there, in the other turn. A
-    quote found only in the other turn has status ``other_turn``; its span is
+    """Find ``quote``, filed under the turn ``side`` ("first" = guest,
+    "second" = host) of a pair Doc, in the pair (module doc, "Which turn").
+    A quote placed in the other turn has status ``other_turn``; its span is
     kept (``start``/``end`` set, ``side_found`` = the other side) when
     ``use_other_turn``, else it is reported and dropped."""
     if side not in SIDES:
@@ -278,22 +224,60 @@ def locate_quote(
     _check(turns[side], quote, min_score)
     if not text_units(quote):
         return QuoteStatus(quote, side, EMPTY)
-    try:
-        found = _align(turns[side], quote, min_score, fuzzy)
-    except _Ambiguous:
-        return QuoteStatus(quote, side, AMBIGUOUS)
-    if found is not None:
-        return QuoteStatus(quote, side, ALIGNED, found.method, found.score, found.start, found.end, side)
     other = SIDES[1 - SIDES.index(side)]
-    try:
-        found = _align(turns[other], quote, min_score, fuzzy)
-    except _Ambiguous:
-        found = None
-    if found is None:
+    pair = (turns[side], turns[other])
+    results: Dict[str, object] = {}
+    for name in (side, other):
+        try:
+            results[name] = _align(turns[name], quote, min_score, False)  # exact and normalized
+        except Ambiguous as err:
+            results[name] = err
+        if name == side and results[name] is not None:
+            break  # word for word in its own turn (or twice there): the other turn cannot beat it
+    asked, elsewhere = results[side], results.get(other)
+    if isinstance(asked, Ambiguous):
+        return QuoteStatus(quote, side, AMBIGUOUS)
+    if asked is not None:
+        return _status(quote, side, ALIGNED, asked, side)
+    if elsewhere is not None:  # word for word only in the other turn
+        if isinstance(elsewhere, Ambiguous):
+            return QuoteStatus(quote, side, NOT_FOUND)
+        return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
+    if not fuzzy:
         return QuoteStatus(quote, side, NOT_FOUND)
-    if use_other_turn:
-        return QuoteStatus(quote, side, OTHER_TURN, found.method, found.score, found.start, found.end, other)
-    return QuoteStatus(quote, side, OTHER_TURN, found.method, found.score, side_found=other)
+    short = _uniqueshort_fits(pair, quote)
+    if short is not None and short.start >= turns[side].start and short.end <= turns[side].end:
+        return _status(quote, side, ALIGNED, short, side)
+    fuzzy_found: Dict[str, object] = {}
+    q_units = text_units(quote)
+    for name in (side, other):
+        try:
+            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units))
+            fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
+        except Ambiguous as err:
+            fuzzy_found[name] = err
+    ranks = {name: None if r is None else r.rank if isinstance(r, Ambiguous) else _rank(r)
+             for name, r in fuzzy_found.items()}
+    if ranks[side] is None and ranks[other] is None:
+        return QuoteStatus(quote, side, NOT_FOUND)
+    if ranks[side] is not None and ranks[side] == ranks[other]:
+        return QuoteStatus(quote, side, AMBIGUOUS)  # equally good in both turns
+    if ranks[other] is None or (ranks[side] is not None and ranks[side] > ranks[other]):
+        asked = fuzzy_found[side]
+        if isinstance(asked, Ambiguous):
+            return QuoteStatus(quote, side, AMBIGUOUS)
+        return _status(quote, side, ALIGNED, asked, side)
+    elsewhere = fuzzy_found[other]
+    if isinstance(elsewhere, Ambiguous):
+        return QuoteStatus(quote, side, NOT_FOUND)
+    return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
+
+
+def _status(quote: str, side: str, status: str, found: QuoteAlignment, side_found: str,
+            keep: bool = True) -> QuoteStatus:
+    if keep:
+        return QuoteStatus(quote, side, status, found.method, found.score, found.start, found.end, side_found)
+    return QuoteStatus(quote, side, status, found.method, found.score, side_found=side_found)
 
 
 def exact_word_match(turn_words: Sequence[str], quote: str) -> Optional[Tuple[int, int]]:

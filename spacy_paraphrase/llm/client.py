@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .cache import ResponseCache
-from .task import Completion, Prompt
+from .task import Completion, Prompt, reask_samples
 
 RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504}
 MAX_WAIT_S = 60.0
@@ -108,7 +108,7 @@ class OpenAICompatibleModel:
         self.context_length = context_length
         self.cache = ResponseCache(cache_dir) if cache_dir else None
         self._lock = threading.Lock()
-        self.stats = {"requests": 0, "retries": 0, "failed_prompts": 0, "prompts": 0}
+        self.stats = {"requests": 0, "retries": 0, "failed_prompts": 0, "prompts": 0, "reasks": 0, "failed_reasks": 0}
 
     # -- one request -------------------------------------------------------
     def _endpoint(self) -> str:
@@ -188,28 +188,55 @@ class OpenAICompatibleModel:
         with self._lock:
             self.stats["prompts"] += 1
         fields = self.cache_fields(text, n, temperature)
-        if self.cache is not None:
-            texts = self.cache.get(fields)
-            if texts is not None:
-                return Completion(texts, requests=0, cached=True)
-        per = self.samples_per_request or n
-        texts = []
+        texts = self.cache.get(fields) if self.cache is not None else None
+        cached = texts is not None
         requests = 0
-        try:
-            while len(texts) < n:
-                if requests >= 2 * n + self.max_retries:
-                    raise RequestFailed(f"the server returned {len(texts)} of {n} samples after {requests} requests", False)
-                got, used = self._post_with_retries(self._body(text, min(per, n - len(texts)), temperature))
-                requests += used
-                texts.extend(got[: n - len(texts)])
-        except RequestFailed as err:
-            requests += err.attempts
+        if texts is None:
+            per = self.samples_per_request or n
+            texts = []
+            try:
+                while len(texts) < n:
+                    if requests >= 2 * n + self.max_retries:
+                        raise RequestFailed(f"the server returned {len(texts)} of {n} samples after {requests} requests",
+                                            False)
+                    got, used = self._post_with_retries(self._body(text, min(per, n - len(texts)), temperature))
+                    requests += used
+                    texts.extend(got[: n - len(texts)])
+            except RequestFailed as err:
+                requests += err.attempts
+                with self._lock:
+                    self.stats["failed_prompts"] += 1
+                return Completion([], error=str(err), requests=requests)
+            if self.cache is not None:
+                self.cache.put(fields, texts)
+        reasked = [0]  # requests made for re-asks
+
+        def ask_again(sample: int, attempt: int) -> Optional[str]:
+            # each re-ask is its own cache entry: a re-run (or a larger reask setting) reuses it
+            again = {**self.cache_fields(text, 1, temperature), "reask": [sample, attempt]}
+            if self.cache is not None:
+                hit = self.cache.get(again)
+                if hit:
+                    return hit[0]
+            try:
+                got, used = self._post_with_retries(self._body(text, 1, temperature))
+            except RequestFailed as err:
+                reasked[0] += err.attempts
+                with self._lock:
+                    self.stats["failed_reasks"] += 1
+                return None  # the sample keeps its unparsed answer
+            reasked[0] += used
             with self._lock:
-                self.stats["failed_prompts"] += 1
-            return Completion([], error=str(err), requests=requests)
-        if self.cache is not None:
-            self.cache.put(fields, texts)
-        return Completion(texts, requests=requests)
+                self.stats["reasks"] += 1
+            if not got:
+                return None
+            if self.cache is not None:
+                self.cache.put(again, got[:1])
+            return got[0]
+
+        asks = reask_samples(prompt, texts, ask_again)
+        requests += reasked[0]
+        return Completion(texts, requests=requests, cached=cached and not requests, asks=asks)
 
     def __call__(self, prompts: Iterable[Iterable[Any]]) -> Iterable[Iterable[Any]]:
         batches = [list(p) for p in prompts]

@@ -57,12 +57,15 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
     vote share even when a caller (``find-threshold``'s sweep) re-annotated
     the Docs with a plain ``Readout``. Adds ``{name}_llm_no_answer`` (pairs
     without a parsed sample, scored as "no"), ``{name}_llm_unparsed`` (share
-    of samples not parsed) and ``{name}_llm_quotes_lost`` (share of the
-    yes-samples' quotes that gave no span)."""
+    of samples not parsed, after re-asking), ``{name}_llm_reasked`` (share
+    of samples whose first answer did not parse and that were asked again),
+    ``{name}_llm_reasks`` (re-asked answers per sample: the extra requests)
+    and ``{name}_llm_quotes_lost`` (share of the yes-samples' quotes that
+    gave no span)."""
     examples = list(examples)
     readout = VoteReadout.from_cfg(kwargs)
     no_answer = []
-    n_samples = n_unparsed = n_quotes = n_lost = 0
+    n_samples = n_unparsed = n_quotes = n_lost = n_reasked = n_reasks = 0
     for eg in examples:
         details = llm_details(eg.predicted, readout.spans_key)
         if details is None:
@@ -70,6 +73,8 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
         readout.reannotate(eg.predicted)
         n_samples += int(details["n_samples"])
         n_unparsed += int(details["n_unparsed"])
+        n_reasked += int(details.get("n_reasked", 0))
+        n_reasks += int(details.get("reasks", 0))
         for sample in details["samples"]:
             for quote in sample["quotes"]:
                 n_quotes += 1
@@ -91,6 +96,8 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
     name = kwargs.get("name", "paraphrase_spans")
     scores[f"{name}_llm_no_answer"] = len(no_answer)
     scores[f"{name}_llm_unparsed"] = n_unparsed / n_samples if n_samples else None
+    scores[f"{name}_llm_reasked"] = n_reasked / n_samples if n_samples else None
+    scores[f"{name}_llm_reasks"] = n_reasks / n_samples if n_samples else None
     scores[f"{name}_llm_quotes_lost"] = n_lost / n_quotes if n_quotes else None
     return scores
 

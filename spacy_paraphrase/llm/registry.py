@@ -9,7 +9,7 @@ from spacy_llm.registry import registry
 from .align import DEFAULT_MIN_SCORE
 from .client import OpenAICompatibleModel
 from .replay import ReplayModel
-from .task import QUESTION, ContextDePTask, default_examples_path, default_template
+from .task import DEFAULT_REASKS, QUESTION, ContextDePTask, default_examples_path, default_template
 
 
 @registry.llm_tasks("spacy_paraphrase.ContextDeP.v1")
@@ -22,6 +22,7 @@ def make_contextdep_task(
     question: str = QUESTION,
     min_score: float = DEFAULT_MIN_SCORE,
     use_other_turn: bool = True,
+    reask_unparsed: int = DEFAULT_REASKS,
     spans_key: str = "paraphrase",
     cats_key: str = "PARAPHRASE",
     threshold: float = 0.5,
@@ -42,8 +43,8 @@ def make_contextdep_task(
     return ContextDePTask(
         template=template if template is not None else default_template(),
         examples=loaded, n_samples=n_samples, temperature=temperature, speaker_labels=speaker_labels,
-        question=question, min_score=min_score, use_other_turn=use_other_turn, spans_key=spans_key,
-        cats_key=cats_key, threshold=threshold, highlight_threshold=highlight_threshold,
+        question=question, min_score=min_score, use_other_turn=use_other_turn, reask_unparsed=reask_unparsed,
+        spans_key=spans_key, cats_key=cats_key, threshold=threshold, highlight_threshold=highlight_threshold,
         highlight_scale=highlight_scale, scorer_name=scorer_name,
     )
 

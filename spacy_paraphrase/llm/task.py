@@ -6,8 +6,10 @@ few-shot examples, the two turns and the speakers' names (the labels of
 ``doc.spans["turns"]``, left out when they are the defaults FIRST / SECOND
 or the role itself, e.g. GUEST),
 and asks for ``n_samples`` samples at ``temperature`` (a ``Prompt``: the
-models of this package read these settings from it). ``parse_responses``
-parses every sample (``parser.parse_answer``), aligns each quote in its turn
+models of this package read these settings from it), and for up to
+``reask_unparsed`` more answers per sample whose answer does not parse
+(``reask_samples``; the models of this package do it, each re-ask cached).
+``parse_responses`` parses every sample (``parser.parse_answer``), aligns each quote in its turn
 (``align.locate_quote``) and writes the ``paraphrase_spans`` contract through
 ``VoteReadout``:
 
@@ -16,8 +18,9 @@ parses every sample (``parser.parse_answer``), aligns each quote in its turn
 - ``token_probs`` = (yes-samples whose kept quotes cover the token) /
   (samples whose answer parsed); all NaN when none parsed;
 - the rest (spans, ``vote_share``, ``agreement``, ...) as ``paraphrase_spans``;
-- ``attrs["llm"]`` (also ``doc.user_data``): the counts, every quote's status,
-  the parse problems, and the request error if any.
+- ``attrs["llm"]`` (also ``doc.user_data``): the counts (re-asks too), every
+  quote's status, method, score and span, the parse problems, and the request
+  error if any.
 """
 import dataclasses
 import importlib.resources
@@ -40,6 +43,7 @@ from .parser import parse_answer
 from ..paraphrase_spans.readout import stored_pair_score_key
 from .readout import LLM_ATTR, VoteReadout, llm_key, score_paraphrase_llm
 
+DEFAULT_REASKS = 2
 QUESTION = "In the reply, does the host paraphrase something specific the guest says?"
 EXAMPLE_KEYS = ("guest", "host", "explanation", "guest_quotes", "host_quotes", "answer")
 
@@ -58,11 +62,15 @@ def default_examples_path() -> Path:
 
 @dataclasses.dataclass(frozen=True)
 class Prompt:
-    """One pair's prompt and the sampling it asks for. ``str(prompt)`` is the text."""
+    """One pair's prompt and the sampling it asks for. ``str(prompt)`` is the text.
+    ``reask``: how many more requests a model may make for a sample whose
+    answer ``parses`` rejects (``reask_samples``)."""
 
     text: str
     n: int = 1
     temperature: float = 1.0
+    reask: int = 0
+    parses: Optional[Callable[[str], bool]] = dataclasses.field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return self.text
@@ -71,15 +79,38 @@ class Prompt:
 @dataclasses.dataclass
 class Completion:
     """A model's answer for one prompt: the sampled ``texts``, or an ``error``
-    (after retries); ``requests`` made for it (0 = all from the cache)."""
+    (after retries); ``requests`` made for it (0 = all from the cache);
+    ``asks``: per sample, the answers asked for it (1 = the first answer was
+    kept; more when it was re-asked, ``reask_samples``)."""
 
     texts: List[str]
     error: Optional[str] = None
     requests: int = 0
     cached: bool = False
+    asks: List[int] = dataclasses.field(default_factory=list)
 
     def __str__(self) -> str:
         return self.error if self.error else "\n---\n".join(self.texts)
+
+
+def reask_samples(prompt: Any, texts: List[str], ask_again: Callable[[int, int], Optional[str]]) -> List[int]:
+    """Re-ask every sample whose answer does not parse: while
+    ``prompt.parses(texts[i])`` is false and fewer than ``prompt.reask`` more
+    answers were asked for it, ``texts[i]`` becomes ``ask_again(i, k)`` (the
+    k-th re-ask of sample i, k = 1, 2, ...; None: no answer came, stop). The
+    last answer is kept, parsed or not. Returns the answers asked per sample
+    (``Completion.asks``). A plain-string prompt is not re-asked."""
+    asks = [1] * len(texts)
+    if not isinstance(prompt, Prompt) or prompt.parses is None:
+        return asks
+    for i in range(len(texts)):
+        while asks[i] <= prompt.reask and not prompt.parses(texts[i]):
+            text = ask_again(i, asks[i])
+            if text is None:
+                break
+            texts[i] = text
+            asks[i] += 1
+    return asks
 
 
 def check_examples(examples: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
@@ -119,6 +150,7 @@ class ContextDePTask:
         question: str = QUESTION,
         min_score: float = DEFAULT_MIN_SCORE,
         use_other_turn: bool = True,
+        reask_unparsed: int = DEFAULT_REASKS,
         spans_key: str = "paraphrase",
         cats_key: str = "PARAPHRASE",
         threshold: float = 0.5,
@@ -130,6 +162,8 @@ class ContextDePTask:
             raise ValueError(f"n_samples must be a whole number >= 1, got {n_samples!r}")
         if not 0 <= float(temperature) <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {temperature!r}")
+        if isinstance(reask_unparsed, bool) or int(reask_unparsed) != reask_unparsed or reask_unparsed < 0:
+            raise ValueError(f"reask_unparsed must be a whole number >= 0, got {reask_unparsed!r}")
         labels = list(speaker_labels)
         if len(labels) != 2 or not all(isinstance(x, str) and x.strip() for x in labels) or labels[0] == labels[1]:
             raise ValueError(f"speaker_labels must be two different non-empty strings, got {speaker_labels!r}")
@@ -141,6 +175,7 @@ class ContextDePTask:
         self.question = question
         self.min_score = float(min_score)
         self.use_other_turn = bool(use_other_turn)
+        self.reask_unparsed = int(reask_unparsed)
         self.scorer_name = scorer_name
         # The readout settings, under the same keys as paraphrase_spans' cfg.
         self.cfg: Dict[str, Any] = {
@@ -178,7 +213,12 @@ class ContextDePTask:
 
     def generate_prompts(self, docs: Iterable[Doc]) -> Iterable[Any]:
         for doc in docs:
-            yield Prompt(self._render_text(doc), self.n_samples, self.temperature)
+            yield Prompt(self._render_text(doc), self.n_samples, self.temperature, self.reask_unparsed, self.parses)
+
+    def parses(self, text: str) -> bool:
+        """Whether a sampled answer parses (a yes or a no); one that does not
+        is asked again, ``reask_unparsed`` times at most."""
+        return parse_answer(text, labels=tuple(self.speaker_labels)).parsed
 
     # -- responses -------------------------------------------------------
     def parse_responses(self, docs: Iterable[Doc], responses: Iterable[Any]) -> Iterable[Doc]:
@@ -234,6 +274,9 @@ class ContextDePTask:
             else:
                 n_no += 1
             samples.append(sample)
+        asks = list(completion.asks) or [1] * len(completion.texts)
+        for sample, n_asked in zip(samples, asks):
+            sample["asks"] = n_asked
         n_parsed = n_yes + n_no
         if n_parsed:
             probs = counts / n_parsed
@@ -248,7 +291,8 @@ class ContextDePTask:
         probs[outside] = numpy.nan
         details = {
             "pair_score": pair_score, "n_samples": len(completion.texts), "n_yes": n_yes, "n_no": n_no,
-            "n_unparsed": n_unparsed, "problems": dict(problems), "quote_status": dict(statuses),
+            "n_unparsed": n_unparsed, "n_reasked": sum(1 for k in asks if k > 1), "reasks": sum(asks) - len(asks),
+            "problems": dict(problems), "quote_status": dict(statuses),
             "samples": samples, "error": completion.error, "requests": completion.requests,
             "cached": completion.cached,
         }
@@ -267,13 +311,14 @@ class ContextDePTask:
             "readout": dict(self.cfg), "n_samples": self.n_samples, "temperature": self.temperature,
             "speaker_labels": list(self.speaker_labels), "question": self.question,
             "min_score": self.min_score, "use_other_turn": self.use_other_turn,
+            "reask_unparsed": self.reask_unparsed,
         }
 
     def set_cfg(self, cfg: Dict[str, Any]) -> None:
         readout = {k: v for k, v in dict(cfg.get("readout", {})).items() if k in READOUT_KEYS}
         VoteReadout.from_cfg({**self.cfg, **readout})
         self.cfg.update(readout)
-        for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn"):
+        for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn", "reask_unparsed"):
             if key in cfg:
                 setattr(self, key, cfg[key])
         if "speaker_labels" in cfg:

@@ -127,3 +127,101 @@ def test_authors_exact_rule():
     assert exact_word_match(words, "Coming back daryn") == (3, 6)
     assert exact_word_match(words, "coming back dar") == (3, 6)  # last word may be a prefix
     assert exact_word_match(words, "coming back to a normal winter") is None
+
+
+# The four defects of issue 38, on excerpts of ContextDeP dev/train pairs and
+# perturbations of their highlights (quotes as an LLM changes them).
+NEWSPAPER = ("I think she ran a great newspaper.",
+             "That's right. We heard Ben Bradlee being interviewed earlier about how badly the Post "
+             "wanted to be a great newspaper, and she certainly did that.")
+INTERNET = ("I was worried when the pings stopped and no one answered their phone.",
+            "So you learned via the Internet.")
+RUSSIA = ("And in the end, it was Russia, a country not known for its leadership on public health issues, "
+          "that stepped in and introduced the measure.",
+          "And when Russia stepped in, did the U.S. back off")
+
+
+def test_other_turn_word_for_word_beats_a_fuzzy_echo_in_the_asked_turn(nlp):
+    doc, first, second = pair(nlp, *NEWSPAPER)
+    # the guest's words filed under the host: the host's "be a great newspaper" is only an echo
+    status = locate_quote(doc, "she ran a great newspaper.", "second")
+    assert (status.status, status.side_found, status.method) == ("other_turn", "first", "exact")
+    assert doc[status.start : status.end].text == "she ran a great newspaper."
+    dropped = locate_quote(doc, "she ran a great newspaper.", "second", use_other_turn=False)
+    assert dropped.status == "other_turn" and not dropped.kept  # no span in the asked turn either
+    # align_quote looks at one turn only: there the echo is the best it has
+    assert align_quote(second, "she ran a great newspaper.").method == "fuzzy"
+
+
+def test_the_better_turn_wins_and_a_tie_is_ambiguous(nlp):
+    # the quote is word for word in both turns: the turn the model named wins
+    doc, _, second = pair(nlp, "No, the flight was coming from Brazil.", "Coming from Brazil, OK.")
+    status = locate_quote(doc, "coming from Brazil", "second")
+    assert (status.status, status.side_found) == ("aligned", "second") and status.start == second.start
+    # equally good (fuzzy) in both turns: ambiguous, no span
+    doc, _, _ = pair(nlp, "Turkey is garbage. That is what he said.", "Turkey is garbage? Really?")
+    for side in ("first", "second"):
+        assert locate_quote(doc, "Turkey is really garbage", side).status == "ambiguous"
+
+
+@pytest.mark.parametrize("quote,side,expected", [
+    ("you learned via the In", "second", "you learned via the Internet"),  # exact, cut-off last word
+    ("YOU LEARNED VIA THE INTER", "second", "you learned via the Internet"),  # normalized
+    ("you learned the Intern", "second", "you learned via the Internet"),  # fuzzy: a word left out too
+    ("no one answered their pho", "first", "no one answered their phone"),
+])
+def test_cut_off_last_word_is_kept(nlp, quote, side, expected):
+    doc, _, _ = pair(nlp, *INTERNET)
+    status = locate_quote(doc, quote, side)
+    assert status.status == "aligned" and doc[status.start : status.end].text == expected
+
+
+def test_whole_word_beats_a_prefix_and_one_letter_is_no_prefix(nlp):
+    doc, first, _ = pair(nlp, "I said no. Then I said nothing at all.", "Nothing?")
+    # "I said no" is whole once; "I said nothing" only as a prefix: not ambiguous
+    assert align_quote(first, "I said no").span.text == "I said no"
+    # one letter is no evidence of a cut-off word
+    assert align_quote(first, "I said n", fuzzy=False) is None
+
+
+@pytest.mark.parametrize("quote,side,expected", [
+    ("you via the Internet.", "second", "you learned via the Internet"),  # dropped second word
+    ("And Russia stepped in, did the U.S. back off?", "second", "And when Russia stepped in, did the U.S. back off"),
+    ("And in the end, it Russia, a country not known", "first", "And in the end, it was Russia, a country not known"),
+    ("it was Russia, a country known for its leadership", "first", "it was Russia, a country not known for its leadership"),
+])
+def test_a_dropped_word_does_not_cut_the_edge_word(nlp, quote, side, expected):
+    doc, _, _ = pair(nlp, *RUSSIA) if "Russia" in quote else pair(nlp, *INTERNET)
+    status = locate_quote(doc, quote, side)
+    assert status.status == "aligned" and doc[status.start : status.end].text == expected
+
+
+@pytest.mark.parametrize("quote,side,expected", [
+    ("Russia really stepped in", "second", "Russia stepped in"),  # a word added
+    ("Russia stepped in just", "second", "Russia stepped in"),  # ... at the end
+    ("Russia said in", "second", "Russia stepped in"),  # a word replaced
+    ("Russia steps in", "second", "Russia stepped in"),
+    ("public wealth issues", "first", "public health issues"),
+    ("the Internets", "second", "the Internet"),  # two words: a form of the word
+])
+def test_short_quote_with_one_word_added_or_replaced(nlp, quote, side, expected):
+    doc, _, _ = pair(nlp, *(INTERNET if "Internet" in quote else RUSSIA))
+    status = locate_quote(doc, quote, side)
+    assert status.status == "aligned" and status.method == "short"
+    assert doc[status.start : status.end].text == expected
+    turn = doc.spans["turns"][0 if side == "first" else 1]
+    assert align_quote(turn, quote).span.text == expected
+
+
+@pytest.mark.parametrize("quote", [
+    "the senate voted",  # none of its words in the pair
+    "Russia talked",  # "stepped" -> "talked" is no form of a word; "Russia" alone is no evidence
+    "U.S. economy",
+    "and when they",  # "And when Russia": only stop words match
+    "stepped in really",  # one edit, but in two places (the guest's and the host's "stepped in")
+])
+def test_short_quote_refused_without_evidence_or_when_not_unique(nlp, quote):
+    doc, first, second = pair(nlp, *RUSSIA)
+    for side in ("first", "second"):
+        assert not locate_quote(doc, quote, side).kept
+    assert align_quote(first, quote) is None and align_quote(second, quote) is None

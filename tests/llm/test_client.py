@@ -218,3 +218,45 @@ def test_swapped_turns_do_not_share_a_cache_entry(server, tmp_path):
     again = nlp(make_pair_doc(nlp, GUEST, HOST))
     assert again.cats["PARAPHRASE"] == 1.0 and len(server.requests) == 2
     assert again.spans["paraphrase"].attrs["llm"]["cached"] is True
+
+
+def parses(text):
+    return text.startswith("ok")
+
+
+def test_unparsed_samples_are_asked_again_and_cached(server, tmp_path):
+    # sample 0 parses; sample 1 is asked twice more and parses on the second re-ask;
+    # sample 2 never parses: it keeps its last answer after 2 re-asks
+    server.script = [("ok", ["ok 0"]), ("ok", ["?"]), ("ok", ["?"]),
+                     ("ok", ["still ?"]), ("ok", ["ok 1"]), ("ok", ["no"]), ("ok", ["nope"])]
+    m = model(server, samples_per_request=1, cache_dir=str(tmp_path / "c"))
+    c = complete(m, Prompt("pair", n=3, reask=2, parses=parses))
+    assert c.texts == ["ok 0", "ok 1", "nope"] and c.asks == [1, 3, 3]
+    assert c.requests == 7 and m.stats["reasks"] == 4 and not c.cached
+    assert [r[2]["n"] for r in server.requests] == [1] * 7
+    # a re-run: the first answers and every re-ask come from the cache
+    again = model(server, samples_per_request=1, cache_dir=str(tmp_path / "c"))
+    c2 = complete(again, Prompt("pair", n=3, reask=2, parses=parses))
+    assert (c2.texts, c2.asks, c2.requests, c2.cached) == (c.texts, c.asks, 0, True)
+    assert len(server.requests) == 7
+    # one more re-ask allowed: only that one is sent
+    server.script = [("ok", ["ok 2"])]
+    c3 = complete(again, Prompt("pair", n=3, reask=3, parses=parses))
+    assert c3.texts == ["ok 0", "ok 1", "ok 2"] and c3.asks == [1, 3, 4] and c3.requests == 1
+
+
+def test_no_reask_without_a_check_or_when_off(server):
+    server.script = [("ok", ["?", "?"])]
+    c = complete(model(server), Prompt("pair", n=2, reask=0, parses=parses))
+    assert c.texts == ["?", "?"] and c.asks == [1, 1] and len(server.requests) == 1
+    server.script = [("ok", ["?"])]
+    c = complete(model(server), Prompt("pair", n=1, reask=2))  # no parse check: nothing to re-ask for
+    assert c.asks == [1] and len(server.requests) == 2
+
+
+def test_failed_reask_keeps_the_unparsed_answer(server):
+    server.script = [("ok", ["?"]), (500, "down"), (500, "down")]
+    m = model(server, max_retries=1)
+    c = complete(m, Prompt("pair", n=1, reask=2, parses=parses))
+    assert c.error is None and c.texts == ["?"] and c.asks == [1] and c.requests == 3
+    assert m.stats["failed_reasks"] == 1

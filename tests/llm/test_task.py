@@ -18,7 +18,8 @@ require("rapidfuzz", "fuzzy quote alignment")
 from spacy_paraphrase.llm.readout import llm_details, score_paraphrase_llm  # noqa: E402
 from spacy_paraphrase.llm.task import LLMPairWarning  # noqa: E402
 
-YES = answer(True, ["coming back to a normal winter"], ["Coming back to a normal winter"])
+# the guest quote leaves out "daryn" (fuzzy in the guest turn, a looser match in the host turn)
+YES = answer(True, ["we are coming back to a normal winter"], ["Coming back to a normal winter"])
 YES_SHORT = answer(True, ["normal winter"], ["normal winter"])
 NO = answer(False)
 
@@ -271,3 +272,27 @@ def test_pairs_without_answer_do_not_poison_soft_scores(tmp_path):
                                       **nlp.get_pipe("paraphrase_llm").cfg)
     assert scores["x_llm_no_answer"] == 1 and scores["x_pair_ece"] == scores["x_pair_ece"]  # not NaN
     assert math.isnan(docs[1].spans["paraphrase"].attrs["vote_share"])
+
+
+def test_unparsed_samples_are_asked_again(tmp_path):
+    # the second sample is unparsed twice, then parses; the third never does (2 re-asks at most)
+    records = [{"match": "", "texts": [YES, "I am not sure what", "Hmm"],
+                "reasks": ["still unsure", NO, "what?", "no idea"]}]
+    nlp = replay_nlp(tmp_path, records, factory="paraphrase_llm")
+    (eg,) = examples_of(nlp, [((GUEST, HOST), 1)])
+    doc = nlp(eg.predicted)
+    details = doc.spans["paraphrase"].attrs["llm"]
+    assert (details["n_yes"], details["n_no"], details["n_unparsed"]) == (1, 1, 1)
+    assert (details["n_reasked"], details["reasks"]) == (2, 4)
+    assert [s["asks"] for s in details["samples"]] == [1, 3, 3]
+    assert doc.cats["PARAPHRASE"] == pytest.approx(0.5)
+    scores = nlp.get_pipe("paraphrase_llm").score([Example(doc, eg.reference)])
+    assert scores["paraphrase_llm_llm_unparsed"] == pytest.approx(1 / 3)
+    assert scores["paraphrase_llm_llm_reasked"] == pytest.approx(2 / 3)
+    assert scores["paraphrase_llm_llm_reasks"] == pytest.approx(4 / 3)
+    # the setting: 0 = no re-ask (the first answers are kept)
+    nlp0 = replay_nlp(tmp_path, records, factory="paraphrase_llm", reask_unparsed=0)
+    details0 = llm_details(nlp0(make_pair_doc(nlp0, GUEST, HOST)))
+    assert (details0["n_unparsed"], details0["n_reasked"], details0["reasks"]) == (2, 0, 0)
+    with pytest.raises(ValueError, match="reask_unparsed"):
+        replay_nlp(tmp_path, records, reask_unparsed=-1)

@@ -1,0 +1,25 @@
+"""The alignment benchmark on ContextDeP dev (skipped without the data): the
+bars of issue 38 hold on its quotes."""
+import pytest
+
+from tests.llm.helpers import require
+from tests.util import DATA_DIR
+
+pytestmark = pytest.mark.slow
+
+
+def test_alignment_on_contextdep_dev():
+    require("rapidfuzz", "fuzzy quote alignment")
+    path = DATA_DIR / "contextdep" / "dev.tsv"
+    if not path.exists():
+        pytest.skip("ContextDeP data not available")
+    from benchmarks.run_llm_alignment import markdown, run
+
+    result = run(path)
+    kinds, summary = result["kinds"], result["summary"]
+    assert kinds["wrong_turn"]["ours_wrong_turn"] == 0 and kinds["wrong_turn_echo"]["ours_wrong_turn"] == 0
+    assert kinds["not_in_text"]["ours_aligned"] == 0
+    assert kinds["truncated_last"]["ours_jaccard"] >= 0.99
+    assert kinds["dropped_second"]["ours_jaccard"] >= 0.99
+    assert summary["ours_mean_jaccard"] >= 0.97
+    assert "short_replaced" in markdown(result)
