@@ -38,9 +38,17 @@ class Server:
                     step = server.script.pop(0) if server.script else None
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self.counted = True
                 try:
                     self.reply(step, body)
                 finally:
+                    self.uncount()
+
+            def uncount(self):
+                # before the answer is written: the client may send its next
+                # request as soon as it has read this one
+                if getattr(self, "counted", False):
+                    self.counted = False
                     with server.lock:
                         server.in_flight -= 1
 
@@ -59,6 +67,7 @@ class Server:
                     self.send(step[0], json.dumps({"error": step[1]}).encode(), {"Retry-After": "0"})
 
             def send(self, status, data, headers=()):
+                self.uncount()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
