@@ -6,8 +6,9 @@ script samples that process's resident memory (``VmRSS`` in
 ``/proc/PID/status``, Linux) and the records written so far (lines of the
 output, which is written and synced after every buffer). The measure is the
 *slope after warm-up*: the least-squares slope of RSS over records written,
-fitted to the samples after the first ``--warmup`` share of the pairs, in KB
-(1,024 bytes) per pair. Target: at most 0.5 KB per pair.
+fitted to the peak of each buffer (RSS rises while a buffer is processed and
+falls when its memory zone ends) after the first ``--warmup`` share of the
+pairs, in KB (1,024 bytes) per pair. Target: at most 0.5 KB per pair.
 
 Engines:
 
@@ -88,6 +89,11 @@ def conversations(n_pairs: int, seed: int) -> Iterator[Tuple[str, List[str]]]:
         yield f"conv-{k}", [turn_text(rng, 10, 40) if i % 2 == 0 else turn_text(rng, 5, 25) for i in range(n)]
         left -= n - 1
         k += 1
+
+
+def corpus_path(folder: Path, fmt: str, name: str = "corpus") -> Path:
+    """Where a corpus of ``fmt`` goes in ``folder`` (a directory for ConvoKit)."""
+    return folder / {"convokit": f"{name}-convokit", "pairs": f"{name}-pairs.tsv"}.get(fmt, f"{name}-{fmt}.jsonl")
 
 
 def write_corpus(fmt: str, path: Path, n_pairs: int, seed: int = 0) -> Path:
@@ -218,18 +224,30 @@ def run_sampled(command: Sequence[str], out: Path, interval: float) -> Dict:
     return {"samples": samples, "records": _lines(out, state), "wall_seconds": time.perf_counter() - started}
 
 
+def buffer_peaks(samples: Sequence[Tuple[int, float]]) -> List[Tuple[int, float]]:
+    """The highest RSS sampled at each count of records written: the peak
+    while the next buffer (or actor call) was processed. Memory rises within
+    a buffer and falls at its end (its memory zone), so the peaks, one per
+    buffer, are what a fit must follow, whatever the phase of the sampling."""
+    peaks: Dict[int, float] = {}
+    for records, mib in samples:
+        peaks[records] = max(mib, peaks.get(records, mib))
+    return sorted(peaks.items())
+
+
 def slope_after_warmup(samples: Sequence[Tuple[int, float]], n_pairs: int, warmup: float) -> Dict:
-    """Least-squares slope of RSS (MiB) over records, in KB per pair, over
-    the samples after ``warmup`` × ``n_pairs`` records (and RSS at both ends)."""
+    """Least-squares slope of the buffers' peak RSS (MiB; ``buffer_peaks``)
+    over records, in KB per pair, after ``warmup`` × ``n_pairs`` records
+    (and the peaks at both ends)."""
     import numpy
 
     start = warmup * n_pairs
-    kept = [(r, m) for r, m in samples if r >= start]
+    kept = [(r, m) for r, m in buffer_peaks(samples) if r >= start]
     if len(kept) < 3 or kept[-1][0] == kept[0][0]:
-        raise ValueError(f"too few samples after warm-up ({len(kept)}); use more pairs or a shorter --interval")
+        raise ValueError(f"too few buffers sampled after warm-up ({len(kept)}); use more pairs or a shorter --interval")
     x, y = numpy.array(kept, dtype="float64").T
     slope = numpy.polyfit(x, y, 1)[0]
-    return {"kb_per_pair": float(slope * 1024), "samples_fitted": len(kept), "from_records": int(x[0]),
+    return {"kb_per_pair": float(slope * 1024), "buffers_fitted": len(kept), "from_records": int(x[0]),
             "to_records": int(x[-1]), "rss_mib_at_start": float(y[0]), "rss_mib_at_end": float(y[-1]),
             "peak_rss_mib": float(max(m for _, m in samples))}
 
@@ -237,8 +255,7 @@ def slope_after_warmup(samples: Sequence[Tuple[int, float]], n_pairs: int, warmu
 def measure(model: str, fmt: str, engine: str, n_pairs: int, tmp: Path, *, batch_size: int = 64,
             interval: float = 0.5, warmup: float = 0.2, seed: int = 0) -> Dict:
     """One sampled run (module doc): a fresh corpus, a fresh output, the fit."""
-    corpus = write_corpus(fmt, tmp / f"corpus-{fmt}" if fmt == "convokit" else tmp / f"corpus-{fmt}.{ 'tsv' if fmt == 'pairs' else 'jsonl'}",
-                          n_pairs, seed)
+    corpus = write_corpus(fmt, corpus_path(tmp, fmt), n_pairs, seed)
     out = tmp / f"records-{fmt}-{engine}.jsonl"
     if engine == "local":
         command = [sys.executable, "-m", "spacy_paraphrase", "annotate", model, str(corpus), str(out),
@@ -269,10 +286,10 @@ def write_markdown(results: Dict, path: Path) -> None:
         f"- Machine: {results['machine']}, {results['cpus']} CPUs (shared with other jobs)",
         f"- Model: {results['model']}; batch size {results['batch_size']}",
         f"- Corpus: {results['corpus']}",
-        f"- RSS sampled every {results['interval']} s; slope = least-squares fit of RSS over records written, "
-        f"after the first {results['warmup']:.0%} of the pairs (warm-up), in KB (1,024 bytes) per pair",
+        f"- RSS sampled every {results['interval']} s; slope = least-squares fit of each buffer's peak RSS over "
+        f"records written, after the first {results['warmup']:.0%} of the pairs (warm-up), in KB (1,024 bytes) per pair",
         "",
-        "| format | engine | pairs | RSS after warm-up (MiB) | RSS at end (MiB) | peak RSS (MiB) | slope (KB/pair) | target | wall (s) |",
+        "| format | engine | pairs | peak RSS after warm-up (MiB) | peak RSS at end (MiB) | peak RSS (MiB) | slope (KB/pair) | target | wall (s) |",
         "|---|---|---:|---:|---:|---:|---:|---|---:|",
     ]
     for r in results["runs"]:

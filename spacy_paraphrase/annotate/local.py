@@ -34,9 +34,11 @@ from .input_pairs import (
 
 BUFFER_BATCHES = 16
 # Buffers per memory zone (and per nlp.pipe call): the vocab's new strings and
-# lexemes are freed after each zone (``PairAnnotator.memory_zone``); with
-# --n-process the worker processes are started again for each zone.
-ZONE_BUFFERS = 4
+# lexemes are freed after each zone (``PairAnnotator.memory_zone``). With
+# --n-process the worker processes are started again for each zone, hence
+# longer zones there.
+ZONE_BUFFERS = 1
+ZONE_BUFFERS_MULTIPROCESS = 4
 
 
 @dataclass
@@ -222,7 +224,7 @@ def check_settings(*, batch_size: int, n_process: int, gpu_id: int, limit: Optio
 
 
 def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,
-              n_process: int, bar, zone_buffers: int = ZONE_BUFFERS) -> None:
+              n_process: int, bar, zone_buffers: Optional[int] = None) -> None:
     started = time.perf_counter()
     seconds_before = progress.seconds
 
@@ -241,6 +243,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         bar.update(len(buffer.rows))
 
     buffers = iter(reader)
+    zone_buffers = zone_buffers or (ZONE_BUFFERS if n_process == 1 else ZONE_BUFFERS_MULTIPROCESS)
     for first in buffers:
         # one nlp.pipe per zone of buffers, all its records written inside the zone
         with annotator.memory_zone():
