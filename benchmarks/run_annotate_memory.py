@@ -139,6 +139,7 @@ def build_model(kind: str, path: Path) -> str:
     from tests.util import make_examples, make_nlp, make_tiny_bert
 
     fix_random_seed(0)
+    path.parent.mkdir(parents=True, exist_ok=True)
     if kind == "tiny":
         backbone = str(make_tiny_bert(path.parent / "tiny_bert"))
     else:
@@ -238,11 +239,12 @@ def buffer_peaks(samples: Sequence[Tuple[int, float]]) -> List[Tuple[int, float]
 def slope_after_warmup(samples: Sequence[Tuple[int, float]], n_pairs: int, warmup: float) -> Dict:
     """Least-squares slope of the buffers' peak RSS (MiB; ``buffer_peaks``)
     over records, in KB per pair, after ``warmup`` × ``n_pairs`` records
-    (and the peaks at both ends)."""
+    (and the peaks at both ends), the run's end left out."""
     import numpy
 
     start = warmup * n_pairs
-    kept = [(r, m) for r, m in buffer_peaks(samples) if r >= start]
+    # the last count is the run's end (no buffer in work: shutting down), left out
+    kept = [(r, m) for r, m in buffer_peaks(samples) if start <= r < n_pairs]
     if len(kept) < 3 or kept[-1][0] == kept[0][0]:
         raise ValueError(f"too few buffers sampled after warm-up ({len(kept)}); use more pairs or a shorter --interval")
     x, y = numpy.array(kept, dtype="float64").T

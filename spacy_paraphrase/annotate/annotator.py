@@ -1,6 +1,7 @@
 """Load a pipeline once and turn validated rows (``record_format.pair_row``) into
 annotate records: the piece both engines (local and Ray) run per batch."""
 import contextlib
+import gc
 import re
 from typing import Any, Dict, Iterator, List, Mapping, Optional
 
@@ -12,6 +13,10 @@ from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
 from .heap import trim_heap
 from .record_format import make_record, turn_speakers
+
+
+# Pairs between two loads of the pipeline (``PairAnnotator.memory_zone``).
+RELOAD_PAIRS = 10_000
 
 
 class PairFailed(ValueError):
@@ -56,19 +61,27 @@ def find_readout(nlp: Language) -> Readout:
 class PairAnnotator:
     """A loaded pipeline plus the settings of one annotate run."""
 
-    def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1):
+    def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1,
+                 reload_pairs: int = RELOAD_PAIRS):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
         self.batch_size = batch_size
         self.with_probs = with_probs
         self.gpu_id = gpu_id
-        self.nlp = load_pipeline(model, gpu_id)
+        self.reload_pairs = reload_pairs
+        self._load()
         readout = find_readout(self.nlp)
         self.spans_key = readout.spans_key
         self.cats_key = readout.cats_key
         self.threshold = float(readout.threshold)
+
+    def _load(self) -> None:
+        self.nlp = None  # the old pipeline goes before the new one comes
+        gc.collect()
+        self.nlp = load_pipeline(self.model, self.gpu_id)
         self.warm = False
+        self.pairs_since_load = 0
 
     @contextlib.contextmanager
     def memory_zone(self) -> Iterator[None]:
@@ -77,9 +90,14 @@ class PairAnnotator:
         which is not filled inside a memory zone), every later block is an
         ``nlp.memory_zone()``, whose new strings and lexemes are freed when
         it ends, so the vocab does not grow with the corpus; after each block
-        the heap's free pages go back to the system (``heap.trim_heap``;
-        docs/annotate.md, "Speed and memory"). No Doc made inside may be used
-        after the block."""
+        the heap's free pages go back to the system (``heap.trim_heap``). A
+        block that starts after ``reload_pairs`` pairs loads the pipeline
+        again first: the vocab's hash tables keep the slots of freed strings
+        (they only ever double), about 1 KB per pair that a reload gives back
+        (docs/annotate.md, "Memory over a long run"). No Doc made inside may
+        be used after the block."""
+        if self.reload_pairs and self.pairs_since_load >= self.reload_pairs:
+            self._load()
         if not self.warm:
             self.warm = True
             yield
@@ -90,6 +108,7 @@ class PairAnnotator:
 
     def make_doc(self, row: Mapping[str, Any]) -> Doc:
         """The pair Doc of a validated row (``record_format.invalid_reason`` is None)."""
+        self.pairs_since_load += 1
         return make_pair_doc(
             self.nlp,
             row["first"]["text"],
