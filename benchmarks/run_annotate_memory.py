@@ -309,6 +309,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pairs", type=int, default=50_000)
     parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
     parser.add_argument("--engines", nargs="+", choices=ENGINES, default=list(ENGINES))
+    parser.add_argument("--runs", nargs="+", metavar="FORMAT/ENGINE",
+                        help="only these runs, e.g. chat/local pairs/actor (default: every format with every engine)")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--interval", type=float, default=0.5, help="seconds between RSS samples")
     parser.add_argument("--warmup", type=float, default=0.2, help="share of the pairs left out of the fit")
@@ -324,13 +326,16 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp_path = Path(tmp)
         model = build_model(args.model, tmp_path / "model")
-        for fmt in args.formats:
-            for engine in args.engines:
-                run = measure(model, fmt, engine, args.pairs, tmp_path, batch_size=args.batch_size,
-                              interval=args.interval, warmup=args.warmup)
-                print(f"{fmt}/{engine}: {run['kb_per_pair']:.3f} KB/pair after warm-up "
-                      f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB)", flush=True)
-                runs.append(run)
+        chosen = [tuple(r.split("/")) for r in args.runs] if args.runs else [
+            (fmt, engine) for fmt in args.formats for engine in args.engines]
+        for fmt, engine in chosen:
+            if fmt not in FORMATS or engine not in ENGINES:
+                parser.error(f"--runs {fmt}/{engine}: formats {FORMATS}, engines {ENGINES}")
+            run = measure(model, fmt, engine, args.pairs, tmp_path, batch_size=args.batch_size,
+                          interval=args.interval, warmup=args.warmup)
+            print(f"{fmt}/{engine}: {run['kb_per_pair']:.3f} KB/pair after warm-up "
+                  f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB)", flush=True)
+            runs.append(run)
     results = {
         "command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "machine": platform.platform(), "cpus": os.cpu_count(),
