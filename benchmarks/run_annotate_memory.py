@@ -322,31 +322,32 @@ def main(argv=None) -> int:
         actor_worker(model, corpus, fmt, out, int(batch_size))
         return 0
     command = "python -m benchmarks.run_annotate_memory " + " ".join(argv if argv is not None else sys.argv[1:])
-    runs = []
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp_path = Path(tmp)
-        model = build_model(args.model, tmp_path / "model")
-        chosen = [tuple(r.split("/")) for r in args.runs] if args.runs else [
-            (fmt, engine) for fmt in args.formats for engine in args.engines]
-        for fmt, engine in chosen:
-            if fmt not in FORMATS or engine not in ENGINES:
-                parser.error(f"--runs {fmt}/{engine}: formats {FORMATS}, engines {ENGINES}")
-            run = measure(model, fmt, engine, args.pairs, tmp_path, batch_size=args.batch_size,
-                          interval=args.interval, warmup=args.warmup)
-            print(f"{fmt}/{engine}: {run['kb_per_pair']:.3f} KB/pair after warm-up "
-                  f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB)", flush=True)
-            runs.append(run)
+    chosen = [tuple(r.split("/")) for r in args.runs] if args.runs else [
+        (fmt, engine) for fmt in args.formats for engine in args.engines]
+    for fmt, engine in chosen:
+        if fmt not in FORMATS or engine not in ENGINES:
+            parser.error(f"--runs {fmt}/{engine}: formats {FORMATS}, engines {ENGINES}")
     results = {
         "command": command, "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "machine": platform.platform(), "cpus": os.cpu_count(),
         "model": MODEL_NAMES.get(args.model, "the pipeline given"), "batch_size": args.batch_size,
         "corpus": (f"generated turns (words log-uniform over {VOCAB:,} made-up words; first turns 10-40 words, "
                    f"second 5-25; {TURNS} turns per conversation)"),
-        "interval": args.interval, "warmup": args.warmup, "target_kb_per_pair": TARGET_KB_PER_PAIR, "runs": runs,
+        "interval": args.interval, "warmup": args.warmup, "target_kb_per_pair": TARGET_KB_PER_PAIR, "runs": [],
     }
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
-    write_markdown(results, args.output.with_suffix(".md"))
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        model = build_model(args.model, tmp_path / "model")
+        for fmt, engine in chosen:
+            run = measure(model, fmt, engine, args.pairs, tmp_path, batch_size=args.batch_size,
+                          interval=args.interval, warmup=args.warmup)
+            print(f"{fmt}/{engine}: {run['kb_per_pair']:.3f} KB/pair after warm-up "
+                  f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB)", flush=True)
+            results["runs"].append(run)
+            # written after every run: a long benchmark stopped early keeps what it measured
+            args.output.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            write_markdown(results, args.output.with_suffix(".md"))
     print(args.output.with_suffix(".md").read_text())
     return 0
 
