@@ -45,20 +45,26 @@ def test_the_pipeline_is_loaded_again_after_reload_pairs_with_the_same_records(a
     assert annotator.nlp is not first_nlp  # 3 + 3 pairs > 4: loaded again
     assert got == [steady.annotate(batch) for batch in batches]
 
-# Short, yet long enough that the vocab growth this guards against (several
-# KB per pair of new words without memory zones) stands far above the noise
-# of RSS sampling (a few MiB).
+# Short, yet long enough that the growth this guards against stands far above
+# the noise of RSS sampling (a few MiB): without memory zones the vocab keeps
+# every new word, about 7 KB per pair of this corpus. A short run overstates
+# the long-run slope (the early growth slows down: about 2 KB per pair here
+# against 0.5 over 50,000 pairs, benchmarks/results/annotate_memory.md), so
+# its bound is SHORT_RUN_BOUND, not the target TARGET_KB_PER_PAIR that the
+# 50,000-pair benchmark checks.
 PAIRS = 12_000
+SHORT_RUN_BOUND = 4.0
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("engine", ["local", "actor"])
-def test_rss_slope_after_warm_up_stays_under_the_bound(annotate_model, tmp_path, engine):
+def test_rss_slope_of_a_short_run_stays_under_its_bound(annotate_model, tmp_path, engine):
     if engine == "actor" and importlib.util.find_spec("ray") is None:
         skip_optional("ray is not installed (pip install 'spacy-paraphrase[ray]'): the actor engine")
     run = measure(annotate_model, "chat", engine, PAIRS, tmp_path, interval=0.25, warmup=0.25)
     assert run["records"] == PAIRS
-    assert run["kb_per_pair"] <= TARGET_KB_PER_PAIR, (
+    assert SHORT_RUN_BOUND < 10 * TARGET_KB_PER_PAIR
+    assert run["kb_per_pair"] <= SHORT_RUN_BOUND, (
         f"{engine}: RSS grew {run['kb_per_pair']:.2f} KB per pair after warm-up "
         f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB over "
         f"{run['from_records']:,}-{run['to_records']:,} records)")
