@@ -1,19 +1,41 @@
-"""annotate's memory stays flat over a long run (docs/annotate.md, "Memory over
-a long run"): each zone of pairs frees the words it added to the vocab, the
-pipeline is loaded again every ``reload_pairs`` pairs with the same records,
-and (slow, a few minutes of CPU) the resident memory of a whole run, sampled
-as it goes, grows by at most TARGET_KB_PER_PAIR per pair after warm-up
-(benchmarks.run_annotate_memory, which measures the same on 50,000 pairs)."""
-import importlib.util
-
-import pytest
-
-from benchmarks.run_annotate_memory import TARGET_KB_PER_PAIR, measure
+"""What annotate keeps per pair (docs/annotate.md, "Memory over a long run"):
+each zone of pairs frees the words it added to the vocab, and the pipeline is
+loaded again every ``reload_pairs`` pairs with the same records. Resident
+memory over a long run: benchmarks.run_annotate_memory."""
 from spacy_paraphrase.annotate import PairAnnotator
 from spacy_paraphrase.annotate.record_format import pair_row
 from spacy_paraphrase.dialogs.turns import Turn, TurnPair, Utterance
-from tests.util import skip_optional
 
+
+def rows(words, n=6):
+    out = []
+    for k in range(n):
+        first = Utterance(f"u{k}a", "c", "ANN", f"{words[k % len(words)]} came back {k}")
+        second = Utterance(f"u{k}b", "c", "BOB", f"so {words[(k + 1) % len(words)]} is here")
+        out.append(pair_row(TurnPair(f"u{k}a", "c", Turn.of([first]), Turn.of([second]))))
+    return out
+
+
+def test_a_zone_frees_the_words_it_added_and_the_records_stay_the_same(annotate_model):
+    annotator = PairAnnotator(annotate_model, batch_size=2, with_probs=True, reload_pairs=0)
+    strings = annotator.nlp.vocab.strings
+    annotator.annotate(rows(["warmword"]))  # the first call warms the caches: its words stay
+    assert "warmword" in strings
+    new = rows(["zebraquux", "plonkfrob"])
+    records = annotator.annotate(new)
+    assert "zebraquux" not in strings and "plonkfrob" not in strings
+    fresh = PairAnnotator(annotate_model, batch_size=2, with_probs=True, reload_pairs=0)
+    assert fresh.annotate(new) == records  # the same records inside a zone as outside one
+
+
+def test_the_pipeline_is_loaded_again_after_reload_pairs_with_the_same_records(annotate_model):
+    annotator = PairAnnotator(annotate_model, batch_size=2, reload_pairs=4)
+    steady = PairAnnotator(annotate_model, batch_size=2, reload_pairs=0)
+    first_nlp = annotator.nlp
+    batches = [rows([f"w{k}", "v"], n=3) for k in range(4)]
+    got = [annotator.annotate(batch) for batch in batches]
+    assert annotator.nlp is not first_nlp  # 3 + 3 pairs > 4: loaded again
+    assert got == [steady.annotate(batch) for batch in batches]
 
 def rows(words, n=6):
     out = []
@@ -54,17 +76,3 @@ def test_the_pipeline_is_loaded_again_after_reload_pairs_with_the_same_records(a
 # 50,000-pair benchmark checks.
 PAIRS = 12_000
 SHORT_RUN_BOUND = 4.0
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("engine", ["local", "actor"])
-def test_rss_slope_of_a_short_run_stays_under_its_bound(annotate_model, tmp_path, engine):
-    if engine == "actor" and importlib.util.find_spec("ray") is None:
-        skip_optional("ray is not installed (pip install 'spacy-paraphrase[ray]'): the actor engine")
-    run = measure(annotate_model, "chat", engine, PAIRS, tmp_path, interval=0.25, warmup=0.25)
-    assert run["records"] == PAIRS
-    assert SHORT_RUN_BOUND < 10 * TARGET_KB_PER_PAIR
-    assert run["kb_per_pair"] <= SHORT_RUN_BOUND, (
-        f"{engine}: RSS grew {run['kb_per_pair']:.2f} KB per pair after warm-up "
-        f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB over "
-        f"{run['from_records']:,}-{run['to_records']:,} records)")
