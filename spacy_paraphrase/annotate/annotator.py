@@ -1,7 +1,9 @@
 """Load a pipeline once and turn validated rows (``record_format.pair_row``) into
 annotate records: the piece both engines (local and Ray) run per batch."""
+import contextlib
+import gc
 import re
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -9,7 +11,12 @@ from spacy.tokens import Doc
 from ..loading import load_pipeline
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
+from .heap import trim_heap
 from .record_format import make_record, turn_speakers
+
+
+# Pairs between two loads of the pipeline (``PairAnnotator.memory_zone``).
+RELOAD_PAIRS = 10_000
 
 
 class PairFailed(ValueError):
@@ -54,21 +61,54 @@ def find_readout(nlp: Language) -> Readout:
 class PairAnnotator:
     """A loaded pipeline plus the settings of one annotate run."""
 
-    def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1):
+    def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1,
+                 reload_pairs: int = RELOAD_PAIRS):
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         self.model = model
         self.batch_size = batch_size
         self.with_probs = with_probs
         self.gpu_id = gpu_id
-        self.nlp = load_pipeline(model, gpu_id)
+        self.reload_pairs = reload_pairs
+        self._load()
         readout = find_readout(self.nlp)
         self.spans_key = readout.spans_key
         self.cats_key = readout.cats_key
         self.threshold = float(readout.threshold)
 
+    def _load(self) -> None:
+        self.nlp = None  # the old pipeline goes before the new one comes
+        gc.collect()
+        self.nlp = load_pipeline(self.model, self.gpu_id)
+        self.warm = False
+        self.pairs_since_load = 0
+
+    @contextlib.contextmanager
+    def memory_zone(self) -> Iterator[None]:
+        """Where a run processes its pairs: the first block warms spaCy's
+        caches (its new words stay in the vocab and the tokenizer's cache,
+        which is not filled inside a memory zone), every later block is an
+        ``nlp.memory_zone()``, whose new strings and lexemes are freed when
+        it ends, so the vocab does not grow with the corpus; after each block
+        the heap's free pages go back to the system (``heap.trim_heap``). A
+        block that starts after ``reload_pairs`` pairs loads the pipeline
+        again first: the vocab's hash tables keep the slots of freed strings
+        (they only ever double), about 1 KB per pair that a reload gives back
+        (docs/annotate.md, "Memory over a long run"). No Doc made inside may
+        be used after the block."""
+        if self.reload_pairs and self.pairs_since_load >= self.reload_pairs:
+            self._load()
+        if not self.warm:
+            self.warm = True
+            yield
+        else:
+            with self.nlp.memory_zone():
+                yield
+        trim_heap()
+
     def make_doc(self, row: Mapping[str, Any]) -> Doc:
         """The pair Doc of a validated row (``record_format.invalid_reason`` is None)."""
+        self.pairs_since_load += 1
         return make_pair_doc(
             self.nlp,
             row["first"]["text"],
@@ -95,14 +135,19 @@ class PairAnnotator:
 
     def annotate(self, rows: List[Mapping[str, Any]]) -> List[Dict[str, Any]]:
         """Records for validated rows, in the rows' order (the pipeline sees
-        them sorted by length, so batches hold pairs of similar length)."""
+        them sorted by length, so batches hold pairs of similar length), each
+        call in its own ``memory_zone``."""
         rows = list(rows)
         order = sorted(range(len(rows)), key=lambda i: row_length(rows[i]))
-        docs = (self.make_doc(rows[i]) for i in order)
         records: List[Dict[str, Any]] = [{} for _ in rows]
+        with self.memory_zone():
+            self._fill(rows, order, records)  # no Doc outlives the zone
+        return records
+
+    def _fill(self, rows: List[Mapping[str, Any]], order: List[int], records: List[Dict[str, Any]]) -> None:
+        docs = (self.make_doc(rows[i]) for i in order)
         for i, doc in zip(order, self.nlp.pipe(docs, batch_size=self.batch_size)):
             records[i] = self.make_record(doc, rows[i])
-        return records
 
 
 def row_length(row: Mapping[str, Any]) -> int:

@@ -2,17 +2,19 @@
 through the pipeline and write one record per pair (docs/annotate.md).
 
 Pairs are read in buffers of ``buffer_batches × batch_size``; each buffer is
-sorted by length for batching and runs through one long
-``nlp.pipe(as_tuples=True, n_process=...)``; its records are written in
-input order, then the checkpoint (``resume``). Memory does not grow with the
-corpus: at most a couple of buffers are held at a time.
+sorted by length for batching; a few buffers at a time (a *zone*) run through
+one ``nlp.pipe(as_tuples=True, n_process=...)`` inside ``nlp.memory_zone()``;
+the records are written in input order, then the checkpoint (``resume``).
+Memory does not grow with the corpus: at most a zone of buffers is held at a
+time, and the strings and lexemes a zone adds to the vocab are freed when it
+ends (docs/annotate.md, "Speed and memory").
 """
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from pathlib import Path
-from typing import Any, Deque, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 from tqdm import tqdm
 
@@ -31,6 +33,12 @@ from .input_pairs import (
 )
 
 BUFFER_BATCHES = 16
+# Buffers per memory zone (and per nlp.pipe call): the vocab's new strings and
+# lexemes are freed after each zone (``PairAnnotator.memory_zone``). With
+# --n-process the worker processes are started again for each zone, hence
+# longer zones there.
+ZONE_BUFFERS = 1
+ZONE_BUFFERS_MULTIPROCESS = 4
 
 
 @dataclass
@@ -216,16 +224,9 @@ def check_settings(*, batch_size: int, n_process: int, gpu_id: int, limit: Optio
 
 
 def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,
-              n_process: int, bar) -> None:
-    pending: Deque[_Buffer] = deque()
+              n_process: int, bar, zone_buffers: Optional[int] = None) -> None:
     started = time.perf_counter()
     seconds_before = progress.seconds
-
-    def docs() -> Iterator[Tuple[Any, Tuple[int, int]]]:
-        for buffer in reader:
-            pending.append(buffer)
-            for i in sorted(buffer.valid, key=lambda i: row_length(buffer.rows[i])):
-                yield annotator.make_doc(buffer.rows[i]), (buffer.index, i)
 
     def flush(buffer: _Buffer) -> None:
         records = [buffer.records[i] for i in buffer.valid]
@@ -241,6 +242,30 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         files.commit(progress)
         bar.update(len(buffer.rows))
 
+    buffers = iter(reader)
+    zone_buffers = zone_buffers or (ZONE_BUFFERS if n_process == 1 else ZONE_BUFFERS_MULTIPROCESS)
+    for first in buffers:
+        # one nlp.pipe per zone of buffers, all its records written inside the zone
+        with annotator.memory_zone():
+            _annotate_zone(annotator, chain([first], islice(buffers, zone_buffers - 1)), n_process, flush)
+    progress.role_dropped = reader.dropped  # the input is read to its end (or --limit) now
+    progress.done = True
+    progress.seconds = seconds_before + time.perf_counter() - started
+    files.save(progress)
+
+
+def _annotate_zone(annotator: PairAnnotator, buffers: Iterator[_Buffer], n_process: int,
+                   flush: Callable[[_Buffer], None]) -> None:
+    """Run the pairs of ``buffers`` through one ``nlp.pipe`` and flush each
+    buffer, in input order, as soon as all its records are made."""
+    pending: Deque[_Buffer] = deque()
+
+    def docs() -> Iterator[Tuple[Any, Tuple[int, int]]]:
+        for buffer in buffers:
+            pending.append(buffer)
+            for i in sorted(buffer.valid, key=lambda i: row_length(buffer.rows[i])):
+                yield annotator.make_doc(buffer.rows[i]), (buffer.index, i)
+
     stream = annotator.nlp.pipe(docs(), as_tuples=True, batch_size=annotator.batch_size, n_process=n_process)
     for doc, (index, i) in stream:
         while pending[0].index < index:
@@ -251,7 +276,3 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
             flush(pending.popleft())
     while pending:
         flush(pending.popleft())
-    progress.role_dropped = reader.dropped  # the input is read to its end (or --limit) now
-    progress.done = True
-    progress.seconds = seconds_before + time.perf_counter() - started
-    files.save(progress)

@@ -1,5 +1,7 @@
 """Tabular dialog files: a flat table of utterances (``turns``) and ready-made
 pair files (``pairs``), as CSV, TSV or JSON Lines. See docs/dialog-formats.md."""
+from array import array
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -202,9 +204,39 @@ def read_pair_file(
     return _pair_rows(path, names, columns, id_column, records, report)
 
 
+class PairIds:
+    """The pair ids a pair file has used so far, to refuse a repeated one.
+    This must grow with the file: an id given in the file is kept as it is
+    (a string in a set, about 100 bytes per pair); an id made from the line
+    (``{file stem}:{line}``, unique by construction) costs only its line
+    number, 8 bytes in an array (docs/annotate.md, "Speed and memory")."""
+
+    def __init__(self, stem: str):
+        self.prefix = f"{stem}:"
+        self.given: set = set()
+        self.made_lines = array("q")  # ascending: lines are read in order
+
+    def __contains__(self, pair_id: str) -> bool:
+        if pair_id in self.given:
+            return True
+        rest = pair_id[len(self.prefix):] if pair_id.startswith(self.prefix) else ""
+        if not (rest.isdigit() and str(int(rest)) == rest):
+            return False
+        line = int(rest)
+        i = bisect_left(self.made_lines, line)
+        return i < len(self.made_lines) and self.made_lines[i] == line
+
+    def add(self, pair_id: str, made_at: Optional[int] = None) -> None:
+        """Keep ``pair_id``; ``made_at``: the line it was made from."""
+        if made_at is None:
+            self.given.add(pair_id)
+        else:
+            self.made_lines.append(made_at)
+
+
 def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optional[str], records,
                report: OnProblem) -> Iterator[TurnPair]:
-    seen = set()
+    seen = PairIds(path.stem)
     for line, _, _, record in records:
         try:
             if names is None:
@@ -225,7 +257,7 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
         except RecordError as err:
             report(Problem(str(path), line, str(err)))
             continue
-        seen.add(pair_id)
+        seen.add(pair_id, None if id_name else line)
         meta = {key: value for key, value in row.items() if key not in (*columns, id_name)}
         utterances = [
             Utterance(f"{pair_id}-{i}", pair_id, None, text, path=str(path), line=line)

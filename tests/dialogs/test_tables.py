@@ -178,3 +178,21 @@ def test_pair_file_id_column_is_the_pair_id_without_being_told(tmp_path):
     assert [(p.pair_id, p.meta) for p in jsonl] == [("a7", {}), ("p:2", {})]  # a row without one: file:line
     (tmp_path / "n.tsv").write_text("text1\ttext2\nx\ty\n")
     assert [p.pair_id for p in read_pair_file(tmp_path / "n.tsv")] == ["n:2"]
+
+
+def test_pair_file_refuses_a_given_id_that_a_made_id_took_and_the_reverse(tmp_path):
+    """Made ids ({stem}:{line}) are kept as line numbers only (PairIds), yet a
+    given id equal to one of them, before or after it, is still a repeat."""
+    path = write_jsonl(tmp_path / "p.jsonl", [
+        {"text1": "a", "text2": "b"},                 # line 1: made id p:1
+        {"id": "p:1", "text1": "c", "text2": "d"},    # repeats it
+        {"id": "p:4", "text1": "e", "text2": "f"},    # given first ...
+        {"text1": "g", "text2": "h"},                 # ... line 4 makes p:4: repeated
+        {"id": "p:05", "text1": "i", "text2": "j"},   # not p:5
+        {"text1": "k", "text2": "l"},                 # line 6: p:6
+    ])
+    problems = ProblemCollector()
+    pairs = list(read_pair_file(path, on_problem=problems))
+    assert [p.pair_id for p in pairs] == ["p:1", "p:4", "p:05", "p:6"]
+    assert [(p.line, p.reason) for p in problems.problems] == [
+        (2, "pair id 'p:1' repeated"), (4, "pair id 'p:4' repeated")]
