@@ -15,6 +15,7 @@ the turn and the turn's text is exactly ``" ".join(words)``.
 """
 from typing import List, Optional, Sequence, Tuple, Union
 
+import numpy
 from spacy.language import Language
 from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
@@ -201,16 +202,15 @@ def copy_pair_doc(doc: Doc, vocab: Optional[Vocab] = None) -> Doc:
     return new
 
 
+def run_bounds(flags: Sequence[bool], start: int, end: int) -> List[Tuple[int, int]]:
+    """``(start, end)`` of the maximal runs of flagged tokens within ``start:end``."""
+    inside = numpy.asarray(flags[start:end], dtype=bool)
+    if not inside.any():
+        return []
+    steps = numpy.diff(numpy.concatenate([[False], inside, [False]]).astype(numpy.int8))
+    return list(zip((numpy.flatnonzero(steps == 1) + start).tolist(), (numpy.flatnonzero(steps == -1) + start).tolist()))
+
+
 def runs_to_spans(doc: Doc, flags: Sequence[bool], start: int, end: int, label: str) -> List[Span]:
     """Maximal runs of flagged tokens within ``doc[start:end]`` as labelled spans."""
-    spans = []
-    run = None
-    for i in range(start, end):
-        if flags[i] and run is None:
-            run = i
-        elif not flags[i] and run is not None:
-            spans.append(Span(doc, run, i, label=label))
-            run = None
-    if run is not None:
-        spans.append(Span(doc, run, end, label=label))
-    return spans
+    return [Span(doc, s, e, label=label) for s, e in run_bounds(flags, start, end)]

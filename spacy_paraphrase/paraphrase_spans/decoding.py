@@ -27,7 +27,7 @@ import numpy
 from spacy.tokens import Doc, Span, Token
 from spacy.util import get_lang_class
 
-from ..pair_doc import runs_to_spans
+from ..pair_doc import run_bounds
 
 _STRIP = string.punctuation + "\u2018\u2019\u201c\u201d\u2013\u2014\u2026"
 
@@ -69,7 +69,7 @@ def decode_turn(
 ) -> List[Span]:
     """The spans of one turn ``doc[start:end]`` from its highlighted tokens
     (``flags``), by the steps of the module doc, in text order."""
-    found = [(span.start, span.end) for span in runs_to_spans(doc, flags, start, end, label)]
+    found = run_bounds(flags, start, end)
     merged: List[Tuple[int, int]] = []
     for s, e in found:
         if merged and s - merged[-1][1] <= max_gap:
