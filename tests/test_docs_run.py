@@ -90,8 +90,8 @@ SKIP: Dict[str, str] = {
     "docs/llm.md python block 1": LLM,
     "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
     "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
-    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r paraphrases.jsonl -o scores.json": CODED,
-    "spacy_paraphrase report paraphrases.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl -o scores.json": CODED,
+    "spacy_paraphrase report interviews_scored.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))

@@ -94,13 +94,23 @@ def forward(
     hiddens = [cast(Floats2d, data.model_output.last_hidden_state) for data in trf_datas]
     sizes = [int(h.shape[0] * h.shape[1]) if h.ndim == 3 else int(h.shape[0]) for h in hiddens]
     bases = numpy.concatenate([[0], numpy.cumsum(sizes, dtype="int64")])
-    aligns = [widen_alignment(doc, data.align) for doc, data in zip(docs, trf_datas)]
-    index = numpy.concatenate(
-        [ops.to_numpy(a.dataXd).ravel().astype("int64") + b for a, b in zip(aligns, bases)]
-    ) if aligns else numpy.zeros((0,), "int64")
-    lengths_np = numpy.concatenate([ops.to_numpy(a.lengths) for a in aligns]) if aligns else numpy.zeros((0,), "i")
+    # A Doc none of whose tokens has a piece gets one zero vector per token,
+    # as spacy-transformers' ``apply_alignment`` gives it: the row after the last.
+    zero_row = int(bases[-1])
+    indices, lengths_list = [], []
+    for doc, data, base in zip(docs, trf_datas, bases):
+        align = widen_alignment(doc, data.align)
+        doc_lengths = ops.to_numpy(align.lengths)
+        if doc_lengths.sum():
+            indices.append(ops.to_numpy(align.dataXd).ravel().astype("int64") + base)
+            lengths_list.append(doc_lengths)
+        else:
+            indices.append(numpy.full((len(doc_lengths),), zero_row, dtype="int64"))
+            lengths_list.append(numpy.ones_like(doc_lengths))
+    index = numpy.concatenate(indices) if indices else numpy.zeros((0,), "int64")
+    lengths_np = numpy.concatenate(lengths_list) if lengths_list else numpy.zeros((0,), "i")
     lengths = ops.asarray1i(lengths_np)
-    src = xp.concatenate([ops.reshape2f(h, -1, width) for h in hiddens]) if hiddens else ops.alloc2f(0, width)
+    src = xp.concatenate([ops.reshape2f(h, -1, width) for h in hiddens] + [ops.alloc2f(1, width)])
     index_xp = ops.asarray(index)
     pooled = ops.reduce_mean(cast(Floats2d, src[index_xp]), lengths)
     logits2d, bp_head = head(pooled, is_train)
@@ -133,7 +143,7 @@ def forward(
         )
         d_pooled = bp_head(d_logits)
         d_flat = ops.backprop_reduce_mean(cast(Floats2d, d_pooled), lengths)
-        d_src = ops.alloc2f(int(bases[-1]), width)
+        d_src = ops.alloc2f(zero_row + 1, width)
         ops.scatter_add(d_src, index_xp, d_flat)
         if grad_factor != 1.0:
             d_src *= grad_factor

@@ -271,3 +271,21 @@ def test_split_by_doc_matches_spacy_transformers(tiny_bert):
         assert a.wordpieces.strings == b.wordpieces.strings
         numpy.testing.assert_array_equal(a.model_output.last_hidden_state, b.model_output.last_hidden_state)
     assert [d.cut_tokens.tolist() for d in ours] == [c.tolist() for c in batch.cut_tokens]
+
+
+def test_a_pair_without_any_piece_gets_zero_vectors_in_a_batch(tiny_bert):
+    # "\x1b" tokenizes to nothing: as spacy-transformers' apply_alignment does,
+    # each token of such a Doc gets one zero vector; the other Docs of the
+    # batch are unaffected by it.
+    fix_random_seed(0)
+    nlp = make_nlp(tiny_bert, inline=True)
+    nlp.initialize(lambda: make_examples(nlp))
+    empty = make_pair_doc(nlp, "\x1b", "\x1b")
+    others = _pairs(nlp)[:2]
+    pipe = nlp.get_pipe("paraphrase_spans")
+    scores = pipe.model.predict([others[0], empty, others[1]])
+    assert scores[1].n_pieces.tolist() == [1, 1]
+    assert numpy.isfinite(scores[1].probs).all() and scores[1].probs[0] == scores[1].probs[1]
+    alone = pipe.model.predict([others[0], others[1]])
+    numpy.testing.assert_allclose(scores[0].probs, alone[0].probs, atol=1e-6)
+    numpy.testing.assert_allclose(scores[2].probs, alone[1].probs, atol=1e-6)
