@@ -12,6 +12,7 @@
   gradient. On a GPU a batch is one forward pass: many small ones would leave
   the device waiting.
 """
+import contextlib
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable, Iterator, List, Optional
@@ -49,7 +50,8 @@ def pipe_by_length(pipe, stream: Iterable[Doc], batch_size: int) -> Iterator[Doc
     trf = owned[0] if len(owned) == 1 and owned[0].attrs.get("has_transformer") else None
     if trf is not None and not (on_gpu(trf.layers[0]) or spare_core()):
         trf = None  # torch computes on every core: a planning thread would only stall it
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spacy-paraphrase-plan") as executor:
+    planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spacy-paraphrase-plan") if trf is not None else None
+    with planner or contextlib.nullcontext() as executor:
         for buffer in minibatch(stream, size=batch_size * SORT_BATCHES):
             order = sorted(range(len(buffer)), key=lambda i: len(buffer[i]))
             batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]

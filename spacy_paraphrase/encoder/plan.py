@@ -11,6 +11,7 @@ spacy-transformers' ``WordpieceBatch``.
 """
 from dataclasses import dataclass
 import weakref
+from collections import Counter
 from typing import Dict, List, Optional, Tuple
 
 import numpy
@@ -201,8 +202,9 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
         features["token_type_ids"] = []
     row_offsets, row_seq = [], []
     overflowed = numpy.zeros((n_docs,), dtype=bool)
+    rows_of = Counter(row_doc)
     k = 0
-    for i in sorted(set(row_doc)):
+    for i in sorted(rows_of):
         if not overflowing[i]:
             keep = numpy.asarray(first_pass["attention_mask"][i], dtype=bool)  # drop padding
             for key in features:
@@ -210,7 +212,7 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
             row_offsets.append(numpy.asarray(first_pass["offset_mapping"][i], dtype="int64")[keep])
             row_seq.append(first_seq[i][keep])
             continue
-        for _ in range(row_doc.count(i)):
+        for _ in range(rows_of[i]):
             for key in features:
                 features[key].append(second_pass[key][k])
             row_offsets.append(numpy.asarray(second_pass["offset_mapping"][k], dtype="int64").reshape(-1, 2))
