@@ -1,8 +1,8 @@
-"""Shared pieces of the converters: errors, bad-row bookkeeping, file reading
-and the row loop (read, check, build, report). The ``convert <format>``
-sub-commands, writing the DocBin and the summary: ``spacy_paraphrase/cli/convert.py``."""
+"""Shared pieces of the converters: errors, bad-row bookkeeping, rows of a
+table (read by ``spacy_paraphrase/table_reader.py``, the package's one reader
+of CSV, TSV and JSON Lines) and the row loop (read, check, build, report).
+The ``convert <format>`` sub-commands, writing the DocBin and the summary: ``spacy_paraphrase/cli/convert.py``."""
 import csv
-import io
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -10,9 +10,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-# A turn can be a whole monologue: lift the csv module's 128 KiB field limit
-# (process-wide: csv has no per-reader setting; the dialog readers share it).
-csv.field_size_limit(2**31 - 1)
+from ..table_reader import ROW_HINT, CsvRecords
 
 
 class ConversionError(ValueError):
@@ -41,42 +39,32 @@ class ConversionReport:
         self.skipped.append(error)
 
 
-def open_text(path: Path):
-    """Open a UTF-8 text file; undecodable bytes raise a ConversionError with
-    the line number."""
+def open_file(path: Path):
+    """``path`` opened in binary mode for the table reader; ConversionError if
+    it is not a regular file."""
     path = Path(path)
-    if not path.exists():
-        raise ConversionError(path, None, "file not found")
-    data = path.read_bytes()
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        raise ConversionError(path, line, f"not valid UTF-8 ({err.reason} at byte {err.start})") from None
+    if not path.is_file():
+        raise ConversionError(path, None, "file not found" if not path.exists() else
+                              "not a regular file (a directory, pipe or device?)")
+    return open(path, "rb")
 
 
-def iter_records(path: Path, delimiter: str, quoting=csv.QUOTE_MINIMAL) -> Iterator[Tuple[int, List[str]]]:
-    """(line where the record starts, fields) of a CSV/TSV file; blank lines
-    are skipped, an unreadable record raises ConversionError with its line."""
-    text = open_text(path)
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quoting=quoting)
-    start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as err:
-            raise ConversionError(path, start, f"unreadable row: {err}") from None
-        line = start
-        start = reader.line_num + 1
-        if not row or (len(row) == 1 and not row[0].strip()):
-            continue
-        yield line, row
+class PendingRows:
+    """The table reader's ``on_bad``: keeps the malformed records met while
+    reading the next good one, so they can be yielded in file order."""
+
+    def __init__(self) -> None:
+        self.rows: List[Tuple[int, "BadRow"]] = []
+
+    def __call__(self, line: int, reason: str) -> None:
+        self.rows.append((line, BadRow(reason)))
+
+    def flush(self) -> Iterator[Tuple[int, "BadRow"]]:
+        rows, self.rows = self.rows, []
+        yield from rows
 
 
 Column = Union[str, int]
-ROW_HINT = "a truncated line, or a text holding the delimiter or an unclosed quote?"
 
 
 @dataclass(frozen=True)
@@ -110,22 +98,27 @@ def read_table(
     quoting: int = csv.QUOTE_MINIMAL,
 ) -> Iterator[Tuple[int, Row]]:
     """Yield (line where the record starts, row) for each data record of a
-    CSV/TSV file: ``{role: value}`` for the roles of ``columns`` (a dict role ->
-    header name or 0-based index; a list of names stands for itself), or a
-    ``BadRow`` when its field count differs from the header's (or, without a
-    header, the first record's). A missing column raises ConversionError."""
+    CSV/TSV file, read by ``table_reader.CsvRecords``: ``{role: value}`` for the
+    roles of ``columns`` (a dict role -> header name or 0-based index; a list of
+    names stands for itself), or a ``BadRow`` for a record the table reader
+    finds malformed or whose field count differs from the header's (or,
+    without a header, the first record's). A missing column raises
+    ConversionError."""
     if not isinstance(columns, dict):
         columns = {name: name for name in columns}
-    records = iter_records(path, delimiter, quoting)
+    pending = PendingRows()
+    records = CsvRecords(open_file(path), delimiter, quoting, pending)
     where: Dict[str, int] = {}
     n_fields: Optional[int] = None
     first_line = None
     if header:
-        try:
-            first_line, names = next(records)
-        except StopIteration:
-            raise ConversionError(path, 1, "the file is empty (no header)") from None
-        n_fields = len(names)
+        names = None
+        for first_line, _, _, names in records:
+            break
+        yield from pending.flush()
+        if names is None:
+            raise ConversionError(path, 1, "the file is empty (no header)")
+        n_fields = records.width = len(names)
         missing = []
         for role, column in columns.items():
             index = as_index(column)
@@ -149,9 +142,11 @@ def read_table(
                     f"Without a header, columns are 0-based indices; got {role}={column!r}."
                 )
             where[role] = index
-    for line, row in records:
+    for line, _, _, row in records:
+        yield from pending.flush()
         if n_fields is None:
             n_fields, first_line = len(row), line
+            records.width = n_fields
             needed = max(where.values())
             if needed >= n_fields:
                 raise ConversionError(
@@ -165,6 +160,7 @@ def read_table(
             yield line, BadRow(f"expected {n_fields} fields{origin}, found {len(row)} ({ROW_HINT})")
             continue
         yield line, {role: row[i] for role, i in where.items()}
+    yield from pending.flush()
 
 
 Build = Callable[[int, Dict[str, str]], Optional[Doc]]

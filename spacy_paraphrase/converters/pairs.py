@@ -47,8 +47,6 @@ MultiPIT and ARPA are presets of this converter (``PairPreset``,
 pair-classification converter (``circa``) shares.
 """
 import csv
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -59,15 +57,16 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import PairDocError, make_pair_doc
-from .common import ROW_HINT  # noqa: F401  (dialogs.streaming reads it from here)
+from ..table_reader import json_lines, quoting_mode, resolve_delimiter
 from .common import (
     BadRow,
     Column,
     ConversionError,
     ConversionReport,
     Row,
+    PendingRows,
     convert_rows,
-    open_text,
+    open_file,
     read_table,
 )
 
@@ -76,18 +75,6 @@ NOT_PARAPHRASE = "NOT_PARAPHRASE"
 NEAR_PARAPHRASE = "NEAR_PARAPHRASE"
 BINARY_LABELS = (IS_PARAPHRASE, NOT_PARAPHRASE)
 BINARY_VALUES = {"1": IS_PARAPHRASE, "0": NOT_PARAPHRASE}
-
-QUOTING = {"minimal": csv.QUOTE_MINIMAL, "none": csv.QUOTE_NONE}
-DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "comma": ",", "jsonl": "jsonl"}
-EXTENSIONS = {
-    ".csv": ",",
-    ".tsv": "\t",
-    ".txt": "\t",
-    ".tab": "\t",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-}
-
 
 # -- helpers shared by the pair-classification converters --------------------
 
@@ -144,22 +131,6 @@ def check_text(value: str, column: str) -> None:
 # -- reading ------------------------------------------------------------------
 
 
-def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
-    """``"jsonl"`` or a one-character delimiter, from the option or the file extension."""
-    if delimiter is None:
-        suffix = path.suffix.lower()
-        if suffix not in EXTENSIONS:
-            raise ValueError(
-                f"Cannot tell the format of {path.name!r} from its extension; pass delimiter "
-                "(',', '\\t', 'tab', 'comma' or 'jsonl')."
-            )
-        return EXTENSIONS[suffix]
-    delimiter = DELIMITER_NAMES.get(delimiter.lower(), delimiter)
-    if delimiter != "jsonl" and len(delimiter) != 1:
-        raise ValueError(f"delimiter must be one character, 'tab', 'comma' or 'jsonl'; got {delimiter!r}")
-    return delimiter
-
-
 def _json_value(value) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
@@ -174,27 +145,21 @@ def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, R
     for role, column in columns.items():
         if not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
-    text = open_text(path)
-    # split on line ends only: str.splitlines also cuts at U+2028, \x85, \x1c ... inside a JSON string
-    for i, raw in enumerate(re.split(r"\r\n|\r|\n", text), start=1):
-        if not raw.strip():
-            continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as err:
-            yield i, BadRow(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)")
-            continue
+    pending = PendingRows()
+    for line, _, _, obj in json_lines(open_file(path), pending):
+        yield from pending.flush()
         if not isinstance(obj, dict):
-            yield i, BadRow(f"expected a JSON object, got {type(obj).__name__}")
+            yield line, BadRow(f"expected a JSON object, got {type(obj).__name__}")
             continue
         missing = [c for c in columns.values() if c not in obj]
         if missing:
-            yield i, BadRow(f"missing key(s) {missing}; found {list(obj)!r}")
+            yield line, BadRow(f"missing key(s) {missing}; found {list(obj)!r}")
             continue
         try:
-            yield i, {role: _json_value(obj[c]) for role, c in columns.items()}  # type: ignore
+            yield line, {role: _json_value(obj[c]) for role, c in columns.items()}  # type: ignore
         except ValueError as err:
-            yield i, BadRow(str(err))
+            yield line, BadRow(str(err))
+    yield from pending.flush()
 
 
 # -- the converter ------------------------------------------------------------
@@ -237,8 +202,7 @@ def convert_pairs(
 ) -> Tuple[List[Doc], ConversionReport]:
     """Convert a CSV / TSV / JSON Lines file of text pairs into pair Docs (see module doc)."""
     path = Path(path)
-    if quoting not in QUOTING:
-        raise ValueError(f"Unknown quoting {quoting!r}; choose one of {list(QUOTING)}.")
+    quote = quoting_mode(quoting)
     fmt = resolve_delimiter(path, delimiter)
     columns: Dict[str, Column] = {"text1": text1, "text2": text2}
     if label is not None:
@@ -250,7 +214,7 @@ def convert_pairs(
         if label is None:
             raise ValueError("label_map given but label=None (unlabelled data).")
         mapping = {str(k).strip(): str(v) for k, v in label_map.items()}
-    return _convert(path, vocab, fmt, QUOTING[quoting], header, columns, mapping, skip_bad=skip_bad, lang=lang)
+    return _convert(path, vocab, fmt, quote, header, columns, mapping, skip_bad=skip_bad, lang=lang)
 
 
 def convert_preset(

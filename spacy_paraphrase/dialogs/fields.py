@@ -5,9 +5,7 @@ import math
 import re
 from typing import Any, Dict
 
-
-class RecordError(ValueError):
-    """One record is malformed; the message is the reason."""
+from ..table_reader import RecordError
 
 
 def json_type(value: Any) -> str:

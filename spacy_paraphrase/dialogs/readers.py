@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
-from .fields import IdTypes, RecordError, as_id, as_order, as_speaker, as_text, json_type
+from ..table_reader import RecordError, read_json_at
+from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
     iter_json_lines,
     not_a_file,
     read_grouped,
-    read_json_at,
 )
 from .tables import find_pair_columns, read_first_record, read_turn_table
 

@@ -15,15 +15,14 @@ from .turns import (
     Utterance,
     reporter,
 )
-from .fields import IdTypes, RecordError, as_id, as_order, as_speaker, as_text, json_type
+from ..table_reader import RecordError, read_csv_at, read_json_at
+from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
     iter_csv_records,
     iter_json_lines,
     open_binary,
     quoting_mode,
-    read_csv_at,
     read_grouped,
-    read_json_at,
     resolve_delimiter,
 )
 

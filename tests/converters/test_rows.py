@@ -7,11 +7,13 @@ from spacy.tokens import DocBin
 
 from spacy_paraphrase.converters import ConversionError, convert_arpa, convert_multipit, convert_pairs
 from spacy_paraphrase.converters.arpa import ARPA, ARPA_NEAR
-from spacy_paraphrase.converters.common import ROW_HINT, BadRow, ConversionReport, convert_rows, read_table
+from spacy_paraphrase.converters.common import BadRow, ConversionReport, convert_rows, read_table
 from spacy_paraphrase.converters.contextdep import convert_contextdep
 from spacy_paraphrase.converters.multipit import MULTIPIT
 from spacy_paraphrase.converters.pairs import PairPreset, convert_preset
+from spacy_paraphrase.dialogs import ProblemCollector, read_pair_file
 from spacy_paraphrase.pair_doc import make_pair_doc
+from spacy_paraphrase.table_reader import ROW_HINT
 
 
 def write(tmp_path, name, text):
@@ -56,6 +58,30 @@ def test_the_reader_yields_a_typed_bad_row(tmp_path):
     with pytest.raises(ConversionError, match=r"missing column\(s\) \['d'\]") as info:
         list(read_table(path, ",", ["a", "d"]))
     assert info.value.line == 1
+
+
+STRAY_QUOTE = 'sentence1,sentence2,label\nfirst a,second a,1\n"first b,second b,0\nfirst c,second c,1\nfirst d,second d,0\n'
+
+
+def test_a_stray_quote_costs_its_own_row_only_and_converters_and_dialog_readers_agree(tmp_path, nlp):
+    """One table reader: the converter and the dialog pair reader leave out the
+    same row for the same reason and keep the rows after it (a quote left open
+    no longer swallows the rest of the file)."""
+    path = write(tmp_path, "p.csv", STRAY_QUOTE)
+    docs, report = convert_pairs(path, nlp.vocab, skip_bad=True)
+    assert [d.spans["turns"][0].text for d in docs] == ["first a", "first c", "first d"]
+    problems = ProblemCollector()
+    pairs = list(read_pair_file(path, on_problem=problems))
+    assert [p.first.text for p in pairs] == ["first a", "first c", "first d"]
+    assert [(e.line, e.reason) for e in report.skipped] == [(p.line, p.reason) for p in problems.problems]
+    assert report.skipped[0].line == 3 and "unreadable record" in report.skipped[0].reason
+
+
+def test_the_converters_refuse_what_the_dialog_readers_refuse_in_json_lines(tmp_path, nlp):
+    path = write(tmp_path, "p.jsonl", '{"text1": "a", "text2": "b", "text1": "c"}\n{"text1": "d", "text2": "e"}\n')
+    docs, report = convert_pairs(path, nlp.vocab, text1="text1", text2="text2", label=None, skip_bad=True)
+    assert [d.spans["turns"][0].text for d in docs] == ["d"]
+    assert report.skipped[0].line == 1 and "given twice" in report.skipped[0].reason
 
 
 def test_contextdep_field_count_error_carries_the_hint(tmp_path):
@@ -106,3 +132,14 @@ def test_a_preset_reports_its_own_label_error(tmp_path, nlp):
         (3, "y must be yes or no, got ''"), (4, "y must be yes or no, got 'maybe'")]
     with pytest.raises(ConversionError, match="label must be 0 or 1, got ''"):
         convert_multipit(write(tmp_path, "m.csv", "sentence1,sentence2,label\na,b,\n"), nlp.vocab)
+
+
+def test_old_mac_line_ends_are_line_ends_for_dialog_readers_too(tmp_path, nlp):
+    body = "sentence1,sentence2,label\rfirst a,second a,1\rfirst b,second b,0\r"
+    path = tmp_path / "mac.csv"
+    path.write_bytes(body.encode("utf-8"))
+    assert [p.first.text for p in read_pair_file(path)] == ["first a", "first b"]
+    assert len(convert_pairs(path, nlp.vocab)[0]) == 2
+    jsonl = tmp_path / "mac.jsonl"
+    jsonl.write_bytes(b'{"text1": "a", "text2": "b"}\r{"text1": "c", "text2": "d"}\r')
+    assert [p.second.text for p in read_pair_file(jsonl)] == ["b", "d"]

@@ -12,7 +12,7 @@ from spacy_paraphrase.dialogs import (
     read_turn_pairs,
     read_turn_table,
 )
-from spacy_paraphrase.dialogs.streaming import MAX_JSON_DEPTH
+from spacy_paraphrase.table_reader import MAX_JSON_DEPTH
 
 
 def write_lines(path, lines):
