@@ -102,3 +102,11 @@ def gold_tokens(eg):
     for s in eg.reference.spans["paraphrase"]:
         out[s.start : s.end] = True
     return out
+
+
+def write_paraphrase_annotations(doc, probs, *, n_cut=0, n_windows=1, **settings):
+    """Write spans, span scores, token probabilities and the pair score as
+    paraphrase_spans does: ``Readout(**settings).annotate(doc, probs)``."""
+    from spacy_paraphrase.paraphrase_spans.readout import Readout
+
+    Readout(**settings).annotate(doc, probs, n_cut=n_cut, n_windows=n_windows)

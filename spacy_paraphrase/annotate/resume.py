@@ -221,11 +221,3 @@ class JobFiles:
                 except OSError:
                     pass  # a buffered tail that could not be written: the checkpoint does not count it
         self._out = self._err = None
-
-
-def load_progress(output) -> Optional[Progress]:
-    """The progress in OUTPUT's checkpoint, or None when there is none."""
-    path = checkpoint_path(output)
-    if not path.exists():
-        return None
-    return Progress(**json.loads(path.read_text(encoding="utf-8"))["progress"])

@@ -20,16 +20,7 @@ from .contextdep import convert_contextdep
 from .multipit import convert_multipit
 from .pairs import convert_pairs
 
-CONVERTERS = {
-    "contextdep": convert_contextdep,
-    "circa": convert_circa,
-    "multipit": convert_multipit,
-    "arpa": convert_arpa,
-    "pairs": convert_pairs,
-}
-
 __all__ = [
-    "CONVERTERS",
     "ConversionError",
     "ConversionReport",
     "convert_arpa",

@@ -16,7 +16,6 @@ _EXPORTS = {
     "fill_unscored": ".readout",
     "highlight_flags": ".readout",
     "token_probs": ".readout",
-    "write_paraphrase_annotations": ".readout",
     "make_paraphrase_spans_scorer": ".scorer",
     "reference_gold": ".scorer",
     "reference_token_targets": ".scorer",

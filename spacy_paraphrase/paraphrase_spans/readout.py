@@ -108,30 +108,6 @@ def highlight_flags(
     return flags
 
 
-def write_paraphrase_annotations(
-    doc: Doc,
-    probs: numpy.ndarray,
-    *,
-    spans_key: str,
-    cats_key: str,
-    threshold: float,
-    highlight_threshold: float,
-    highlight_scale: str = "absolute",
-    n_cut: int = 0,
-    n_windows: int = 1,
-) -> None:
-    """Write spans, span scores, token probabilities and the pair score: the
-    function form of ``Readout(...).annotate(doc, probs, n_cut=, n_windows=)``."""
-    readout = Readout(
-        threshold=threshold,
-        highlight_threshold=highlight_threshold,
-        highlight_scale=highlight_scale,
-        spans_key=spans_key,
-        cats_key=cats_key,
-    )
-    readout.annotate(doc, probs, n_cut=n_cut, n_windows=n_windows)
-
-
 def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
     """The stored per-token probabilities of a processed pair Doc."""
     group = doc.spans.get(spans_key)

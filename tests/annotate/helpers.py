@@ -136,3 +136,13 @@ def assert_same_records(got: List[dict], expected: List[dict]) -> None:
     assert len({r["pair_id"] for r in got}) == len(got)
     for a, b in zip(got, expected):
         assert _rounded(a) == _rounded(b)
+
+
+def load_progress(output):
+    """The progress in OUTPUT's checkpoint (as annotate wrote it), or None when there is none."""
+    from spacy_paraphrase.annotate.resume import Progress, checkpoint_path
+
+    path = checkpoint_path(output)
+    if not path.exists():
+        return None
+    return Progress(**json.loads(path.read_text(encoding="utf-8"))["progress"])

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import spacy_paraphrase.annotate.resume as resume
+from tests.annotate.helpers import load_progress
 from spacy_paraphrase.annotate.local import run_local
 from spacy_paraphrase.annotate.input_pairs import SourceOptions
 from spacy_paraphrase.cli import app
@@ -235,7 +236,7 @@ def test_a_disk_full_mid_run_ends_with_one_line_and_the_same_command_resumes(ann
     text = failed(annotate(*args), "No space left on device. Fix this and run the same command again")
     assert f"{out}" in text and "Traceback" not in text
     monkeypatch.setattr(resume.os, "fsync", real_fsync)
-    stopped = resume.load_progress(out)
+    stopped = load_progress(out)
     assert 0 < stopped.consumed < 21 and not stopped.done
     again = annotate(*args)
     assert again.exit_code == 0 and f"resumed after {stopped.consumed} pairs" in again.output, again.output

@@ -3,7 +3,8 @@ import json
 import pytest
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.resume import JobFiles, ResumeError, load_progress
+from spacy_paraphrase.annotate.resume import JobFiles, ResumeError
+from tests.annotate.helpers import load_progress
 from spacy_paraphrase.annotate.input_pairs import SourceOptions
 from tests.annotate.helpers import (
     assert_same_records,

@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.resume import load_progress
+from tests.annotate.helpers import load_progress
 from spacy_paraphrase.annotate.input_pairs import SourceOptions
 from tests.annotate.helpers import assert_same_records, read_jsonl, write_mediasum
 

@@ -7,7 +7,10 @@ import typer
 from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app
-from spacy_paraphrase.converters import CONVERTERS
+from spacy_paraphrase import converters
+
+# each sub-command of `convert` and the converter function it runs
+CONVERTERS = {fmt: getattr(converters, f"convert_{fmt}") for fmt in ("contextdep", "circa", "multipit", "arpa", "pairs")}
 
 # A wide terminal: rich lays --help out (wrapping summaries, cutting option
 # names) at the width it finds in COLUMNS; the help tests below also run with

@@ -9,7 +9,6 @@ from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.converters import (
-    CONVERTERS,
     ConversionError,
     convert_arpa,
     convert_circa,
@@ -435,10 +434,6 @@ def test_cli_pairs_and_arpa(tmp_path):
     assert docs[1].cats["NEAR_PARAPHRASE"] == 1.0
     result = runner.invoke(app, ["convert", "multipit", str(csv_path), str(out), "--mode", "soft"])
     assert result.exit_code == 2 and "No such option: --mode" in result.output
-
-
-def test_registered():
-    assert {"contextdep", "circa", "multipit", "arpa", "pairs"} <= set(CONVERTERS)
 
 
 # -- real data --------------------------------------------------------------------

@@ -7,7 +7,8 @@ from thinc.api import Adam, fix_random_seed
 from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
 from spacy_paraphrase.pair_doc import runs_to_spans
 from spacy_paraphrase.paraphrase_spans.model import TokenScores
-from spacy_paraphrase.paraphrase_spans.readout import fill_unscored, highlight_flags, write_paraphrase_annotations
+from spacy_paraphrase.paraphrase_spans.readout import fill_unscored, highlight_flags
+from tests.util import write_paraphrase_annotations
 
 from tests.util import PAIRS, gold_tokens, make_examples, make_nlp
 

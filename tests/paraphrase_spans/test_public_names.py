@@ -13,7 +13,7 @@ from spacy_paraphrase.paraphrase_spans import component, readout
 def test_documented_names_are_the_component_objects():
     assert paraphrase_spans.ParaphraseSpans is component.ParaphraseSpans
     for name in ("highlight_flags", "token_probs", "SOURCE_LABEL", "PARAPHRASE_LABEL",
-                 "HIGHLIGHT_SCALES", "check_highlight_scale", "write_paraphrase_annotations", "fill_unscored"):
+                 "HIGHLIGHT_SCALES", "check_highlight_scale", "fill_unscored"):
         assert getattr(paraphrase_spans, name) is getattr(readout, name), name
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("spacy_paraphrase.spans")

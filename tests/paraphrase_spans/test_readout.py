@@ -6,7 +6,8 @@ import pytest
 from spacy_paraphrase import make_pair_doc, token_probs
 from spacy_paraphrase.paraphrase_spans import READOUT_KEYS, Readout
 from spacy_paraphrase.paraphrase_spans.model import TokenScores
-from spacy_paraphrase.paraphrase_spans.readout import fill_unscored, write_paraphrase_annotations
+from spacy_paraphrase.paraphrase_spans.readout import fill_unscored
+from tests.util import write_paraphrase_annotations
 
 PROBS = numpy.array([0.4, 0.25, 0.05, 0.8, 0.35], dtype="float32")
 

@@ -3,7 +3,7 @@ import pytest
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.paraphrase_spans.readout import write_paraphrase_annotations
+from tests.util import write_paraphrase_annotations
 from spacy_paraphrase.paraphrase_spans.scorer import reference_gold, score_paraphrase_spans
 
 

@@ -4,7 +4,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc, token_probs
-from spacy_paraphrase.paraphrase_spans.readout import write_paraphrase_annotations
+from tests.util import write_paraphrase_annotations
 from spacy_paraphrase.paraphrase_spans.thresholds import DEFAULT_VALUES, annotate, cross_tuned_scores, sweep, tune
 
 CFG = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}

@@ -9,7 +9,7 @@ from spacy.vocab import Vocab
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.converters.contextdep import convert_contextdep
-from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
+from tests.util import write_paraphrase_annotations
 from tests.util import HEADER, row
 
 FIRST = "And it will be my 20th time in doing it from Rome ."

@@ -6,7 +6,7 @@ import spacy
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate.record_format import make_record
-from spacy_paraphrase.paraphrase_spans import write_paraphrase_annotations
+from tests.util import write_paraphrase_annotations
 from spacy_paraphrase.visualize import render, render_records
 from tests.visualize.helpers import by_class, model_doc, parse, text_of
 
