@@ -16,7 +16,6 @@ survive ``DocBin``, ``to_bytes`` and a re-annotation by a plain ``Readout``)
 and are copied to ``doc.spans[spans_key].attrs["llm"]``.
 """
 import dataclasses
-import math
 from typing import Any, Dict, Iterable, Optional
 
 from spacy.tokens import Doc
@@ -101,6 +100,3 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
     scores[f"{name}_llm_quotes_lost"] = n_lost / n_quotes if n_quotes else None
     return scores
 
-
-def is_nan(value: Any) -> bool:
-    return isinstance(value, float) and math.isnan(value)

@@ -27,21 +27,21 @@ import importlib.resources
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import jinja2.sandbox
 import numpy
 import srsly
 from spacy import util
-from spacy.tokens import Doc, SpanGroup
+from spacy.tokens import Doc
 from spacy.training import Example
 
 from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
-from .align import DEFAULT_MIN_SCORE, QuoteStatus, locate_quote
+from .align import DEFAULT_MIN_SCORE, locate_quote
 from .parser import parse_answer
 from ..paraphrase_spans.readout import stored_pair_score_key
-from .readout import LLM_ATTR, VoteReadout, llm_key, score_paraphrase_llm
+from .readout import VoteReadout, llm_key, score_paraphrase_llm
 
 DEFAULT_REASKS = 2
 QUESTION = "In the reply, does the host paraphrase something specific the guest says?"
