@@ -13,7 +13,9 @@ Empty words (ContextDeP has them where its text has double spaces) become
 whitespace tokens (``" "``), so word ``i`` of the turn is always token ``i`` of
 the turn and the turn's text is exactly ``" ".join(words)``.
 """
-from typing import List, Optional, Sequence, Tuple, Union
+import re
+import unicodedata
+from typing import Any, List, Optional, Sequence, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -39,6 +41,46 @@ def _check_encodable(text: str, which: str) -> None:
             f"{err.start}: {text[err.start:err.end]!r}); lone surrogates usually come "
             "from decoding a file with the wrong encoding or errors='surrogateescape'."
         ) from None
+
+
+_VISIBLE_ASCII = re.compile(r"[!-~]")
+_INVISIBLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me")
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether ``text`` has a character the model can read: one that is not
+    whitespace, a format, control, private-use or unassigned code point
+    (zero-width space, BOM, soft hyphen, ...) or a lone combining mark:
+    what a BERT-style tokenizer drops (combining marks: when it strips accents)."""
+    if _VISIBLE_ASCII.search(text):
+        return True
+    return any(unicodedata.category(c) not in _INVISIBLE for c in text)
+
+
+def turn_text_problem(text: Any, which: str = "given", max_length: Optional[int] = None) -> Optional[str]:
+    """Why a turn text cannot be made into a pair Doc and read by the model,
+    or None: not a string, empty or whitespace only, not valid Unicode (lone
+    surrogates), no visible character (only zero-width spaces, a BOM, soft
+    hyphens ...), or longer than ``max_length`` characters (the pipeline's
+    ``nlp.max_length``). The one turn-text check: ``make_pair_doc``, the
+    annotate records (``annotate/record_format.invalid_side``) and the
+    annotate command's skips all ask it."""
+    if not isinstance(text, str):
+        return f"The {which} turn text must be a string, got {type(text).__name__}."
+    if not text.strip():
+        return (f"The {which} turn is empty or whitespace only ({text!r}); a pair needs "
+                "text in both turns. Filter such pairs out before calling make_pair_doc.")
+    try:
+        _check_encodable(text, which)
+    except PairDocError as err:
+        return str(err)
+    if max_length is not None and len(text) > max_length:
+        return (f"The {which} turn has {len(text)} characters, more than the pipeline takes "
+                f"(nlp.max_length = {max_length}).")
+    if not has_visible_text(text):
+        return (f"The {which} turn has no visible text ({text[:20]!r}: only invisible characters "
+                "such as zero-width spaces, a BOM or soft hyphens); the model would read nothing.")
+    return None
 
 
 def words_to_doc(vocab: Vocab, words: Sequence[str], which: str = "given") -> Doc:
@@ -74,16 +116,11 @@ def words_to_doc(vocab: Vocab, words: Sequence[str], which: str = "given") -> Do
 
 
 def check_turn_text(text: str, which: str = "given") -> None:
-    """Raise PairDocError when ``make_pair_doc`` would reject this turn text:
-    empty, whitespace only, or not valid Unicode (lone surrogates)."""
-    if not isinstance(text, str):
-        raise PairDocError(f"The {which} turn text must be a string, got {type(text).__name__}.")
-    if not text.strip():
-        raise PairDocError(
-            f"The {which} turn is empty or whitespace only ({text!r}); a pair needs "
-            "text in both turns. Filter such pairs out before calling make_pair_doc."
-        )
-    _check_encodable(text, which)
+    """Raise PairDocError when ``make_pair_doc`` would reject this turn text
+    (``turn_text_problem``)."""
+    problem = turn_text_problem(text, which)
+    if problem is not None:
+        raise PairDocError(problem)
 
 
 def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:

@@ -6,6 +6,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from spacy.tokens import Span
 
 from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
+from spacy_paraphrase.pair_doc import has_visible_text
 
 
 def _scored(doc):
@@ -77,12 +78,13 @@ TEXT = st.text(min_size=0, max_size=40)
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_fuzz_make_pair_doc_and_pipeline(trained_pipeline, first, second):
     """Arbitrary Unicode: either the documented PairDocError (empty/whitespace
-    turn, invalid Unicode) or a fully scored Doc."""
+    turn, invalid Unicode, no visible character) or a fully scored Doc."""
     nlp, _ = trained_pipeline
     try:
         doc = make_pair_doc(nlp, first, second)
     except PairDocError:
-        assert not first.strip() or not second.strip() or _has_surrogate(first + second)
+        assert (not first.strip() or not second.strip() or _has_surrogate(first + second)
+                or not has_visible_text(first) or not has_visible_text(second))
         return
     _scored(nlp(doc))
 

@@ -1,4 +1,5 @@
 import pytest
+import spacy
 from hypothesis import given, settings, strategies as st
 from spacy.tokens import Span
 
@@ -103,3 +104,27 @@ def test_lone_surrogate_is_a_clear_error(nlp):
         make_pair_doc(nlp, "bad \ud800 text", "fine")
     with pytest.raises(PairDocError, match="not valid Unicode"):
         make_pair_doc(nlp, "fine", ["bad", "\udc80"])
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\u200b\u00ad", "\ufeff", "\x1b", "a\ud800b"])
+def test_one_turn_check_for_make_pair_doc_and_the_annotate_records(text):
+    """make_pair_doc and annotate's row check refuse the same turn texts, for
+    the same reason (pair_doc.turn_text_problem): a turn with no visible
+    character is refused like an empty one, not scored as nothing."""
+    from spacy_paraphrase.annotate.record_format import invalid_side
+    from spacy_paraphrase.pair_doc import turn_text_problem
+
+    nlp = spacy.blank("en")
+    with pytest.raises(PairDocError) as info:
+        make_pair_doc(nlp, "A fine first turn.", text)
+    row = {"first": {"text": "A fine first turn."}, "second": {"text": text}}
+    assert invalid_side(row) == ("second", str(info.value)) == ("second", turn_text_problem(text, "second"))
+
+
+def test_the_turn_check_counts_characters_against_max_length():
+    from spacy_paraphrase.annotate.record_format import invalid_side
+
+    row = {"first": {"text": "abcdef"}, "second": {"text": "ok"}}
+    assert invalid_side(row, max_length=6) is None
+    side, reason = invalid_side(row, max_length=5)
+    assert side == "first" and "6 characters" in reason and "nlp.max_length = 5" in reason

@@ -1,8 +1,6 @@
 """What an annotate run reads: the turn pairs of a dialog corpus (any format
 of docs/dialog-formats.md), role-filtered, each as a validated row or a
 reported skip. Shared by the local and the Ray engine."""
-import re
-import unicodedata
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
@@ -18,8 +16,6 @@ from .record_format import invalid_side, pair_row
 DEFAULT_MAX_LENGTH = 10 ** 6
 # How the reader options of the command line are spelled there.
 OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
-_VISIBLE_ASCII = re.compile(r"[!-~]")
-_INVISIBLE = ("Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me")
 
 
 @dataclass
@@ -134,40 +130,11 @@ def count_pairs(path, options: SourceOptions, limit: Optional[int] = None) -> in
     return n
 
 
-def has_visible_text(text: str) -> bool:
-    """Whether ``text`` has a character the model can read: one that is not
-    whitespace, a format, control, private-use or unassigned code point
-    (zero-width space, BOM, soft hyphen, ...) or a lone combining mark:
-    what a BERT-style tokenizer drops (combining marks: when it strips accents)."""
-    if _VISIBLE_ASCII.search(text):
-        return True
-    return any(unicodedata.category(c) not in _INVISIBLE for c in text)
-
-
-def unusable_side(row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Tuple[str, str]]:
-    """``(side, reason)`` for the first turn of the row that cannot be
-    annotated (``record_format.invalid_side``: empty, whitespace only, invalid
-    Unicode; or no visible text; or longer than ``max_length`` characters,
-    the pipeline's ``nlp.max_length``), else None."""
-    found = invalid_side(row)
-    if found is not None:
-        return found
-    for side in ("first", "second"):
-        text = row[side]["text"]
-        if len(text) > max_length:
-            return side, (f"The {side} turn has {len(text)} characters, more than the pipeline takes "
-                          f"(nlp.max_length = {max_length}).")
-        if not has_visible_text(text):
-            return side, (f"The {side} turn has no visible text ({text[:20]!r}: only invisible characters "
-                          "such as zero-width spaces, a BOM or soft hyphens); the model would read nothing.")
-    return None
-
-
 def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Dict[str, Any]]:
     """The errors-file entry of a pair that cannot be annotated
-    (``unusable_side``), with the file and line of that turn's first
-    utterance; None for a valid pair."""
-    found = unusable_side(row, max_length)
+    (``record_format.invalid_side``), with the file and line of that turn's
+    first utterance; None for a valid pair."""
+    found = invalid_side(row, max_length)
     if found is None:
         return None
     side, reason = found
@@ -211,5 +178,5 @@ def input_signature(path) -> Dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_MAX_LENGTH", "SourceOptions", "checked_source", "count_pairs", "has_visible_text",
-           "input_signature", "problem_entry", "read_pairs", "rows_and_skips", "skip_entry", "unusable_side"]
+__all__ = ["DEFAULT_MAX_LENGTH", "SourceOptions", "checked_source", "count_pairs",
+           "input_signature", "problem_entry", "read_pairs", "rows_and_skips", "skip_entry"]

@@ -18,7 +18,7 @@ import numpy
 from spacy.tokens import Doc
 
 from ..dialogs.turns import Turn, TurnPair, Utterance
-from ..pair_doc import PairDocError, check_turn_text, get_turns
+from ..pair_doc import get_turns, turn_text_problem
 from ..words import word_bounds, word_values
 
 SIDES = ("first", "second")
@@ -45,24 +45,23 @@ def pair_row(pair: TurnPair) -> Dict[str, Any]:
     return row
 
 
-def invalid_side(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
-    """``(side, reason)`` for the first turn of the row that ``make_pair_doc``
-    would reject (``pair_doc.check_turn_text``), or None."""
+def invalid_side(row: Mapping[str, Any], max_length: Optional[int] = None) -> Optional[Tuple[str, str]]:
+    """``(side, reason)`` for the first turn of the row that cannot be
+    annotated (``pair_doc.turn_text_problem``; ``max_length``: the pipeline's
+    ``nlp.max_length``), or None."""
     for side in SIDES:
         turn = row.get(side)
         if not isinstance(turn, Mapping):
             return side, f"the {side} turn is missing"
-        try:
-            check_turn_text(turn.get("text"), side)
-        except PairDocError as err:
-            return side, str(err)
+        problem = turn_text_problem(turn.get("text"), side, max_length)
+        if problem is not None:
+            return side, problem
     return None
 
 
-def invalid_reason(row: Mapping[str, Any]) -> Optional[str]:
-    """Why ``make_pair_doc`` would reject this row's turns (empty, whitespace
-    only, not valid Unicode), or None when the pair can be annotated."""
-    found = invalid_side(row)
+def invalid_reason(row: Mapping[str, Any], max_length: Optional[int] = None) -> Optional[str]:
+    """Why this row's pair cannot be annotated (``invalid_side``), or None."""
+    found = invalid_side(row, max_length)
     return None if found is None else found[1]
 
 
