@@ -5,11 +5,11 @@ pair score) and, per token, the share of samples whose quotes cover it (the
 token probabilities). Everything else — spans, ``scores``, ``vote_share``,
 ``agreement``, ``margin`` and the rest — is written by the shared ``Readout``
 of ``spacy_paraphrase.paraphrase_spans.readout``, so the LLM output follows whatever
-that rule is. The task stores the vote share under
-``stored_pair_score_key``, so every ``Readout`` (``VoteReadout`` too, a plain
-one in a threshold sweep) takes it as the pair score instead of "min over turns
-of the max token probability"; ``VoteReadout`` adds the LLM details to the
-spans group's attrs.
+that rule is. The task passes the vote share to ``Readout.annotate`` as the
+pair score (instead of "min over turns of the max token probability"); a
+re-annotation (``Readout.reannotate``: a threshold sweep, ``check-strings``)
+keeps the pair score stored in the spans group's attrs, so it stays the vote
+share. ``VoteReadout`` adds the LLM details to the spans group's attrs.
 
 The LLM's details live in ``doc.user_data[llm_key(spans_key)]`` (they
 survive ``DocBin``, ``to_bytes`` and a re-annotation by a plain ``Readout``)
@@ -39,15 +39,22 @@ def llm_details(doc: Doc, spans_key: str = "paraphrase") -> Optional[Dict[str, A
 @dataclasses.dataclass(frozen=True)
 class VoteReadout(Readout):
     """``Readout`` that also copies the LLM details (``llm_details``) into
-    ``doc.spans[spans_key].attrs["llm"]``. The pair score is the stored vote
-    share (``Readout.pair_score``); NaN for a pair without any parsed sample
-    (nothing passes)."""
+    ``doc.spans[spans_key].attrs["llm"]``. The pair score is the vote share
+    the task passes (kept by ``reannotate``); NaN for a pair without any
+    parsed sample (nothing passes)."""
 
     def annotate(self, doc: Doc, probs, **kwargs) -> None:
         super().annotate(doc, probs, **kwargs)
         details = llm_details(doc, self.spans_key)
         if details is not None:
             doc.spans[self.spans_key].attrs[LLM_ATTR] = details
+
+
+def _as_no(eg: Example, readout: Readout) -> Example:
+    doc = eg.predicted.copy()
+    doc.cats[readout.cats_key] = 0.0
+    doc.spans[readout.spans_key].attrs["vote_share"] = 0.0
+    return Example(doc, eg.reference)
 
 
 def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Optional[float]]:
@@ -80,18 +87,11 @@ def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Opt
                 n_lost += int(quote.get("start") is None)
         if details.get("pair_score") is None:
             no_answer.append(eg.predicted)
-    cats_key = readout.cats_key
-    # a pair without any parsed sample is scored as "not a paraphrase" (pair score 0)
-    # and counted in {name}_llm_no_answer; its Doc keeps NaN
-    for doc in no_answer:
-        doc.cats[cats_key] = 0.0
-        doc.spans[readout.spans_key].attrs["vote_share"] = 0.0
-    try:
-        scores = score_paraphrase_spans(examples, **kwargs)
-    finally:
-        for doc in no_answer:
-            doc.cats[cats_key] = float("nan")
-            doc.spans[readout.spans_key].attrs["vote_share"] = float("nan")
+    # a pair without any parsed sample is scored as "not a paraphrase" (pair
+    # score 0), on a copy: its own Doc keeps NaN; counted in {name}_llm_no_answer
+    unanswered = {id(doc) for doc in no_answer}
+    scored = [_as_no(eg, readout) if id(eg.predicted) in unanswered else eg for eg in examples]
+    scores = score_paraphrase_spans(scored, **kwargs)
     name = kwargs.get("name", "paraphrase_spans")
     scores[f"{name}_llm_no_answer"] = len(no_answer)
     scores[f"{name}_llm_unparsed"] = n_unparsed / n_samples if n_samples else None

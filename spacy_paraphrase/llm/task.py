@@ -40,8 +40,7 @@ from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
 from .align import DEFAULT_MIN_SCORE, locate_quote
 from .parser import parse_answer
-from ..paraphrase_spans.readout import stored_pair_score_key
-from .readout import VoteReadout, llm_key, score_paraphrase_llm
+from .readout import VoteReadout, llm_details, llm_key, score_paraphrase_llm
 
 DEFAULT_REASKS = 2
 QUESTION = "In the reply, does the host paraphrase something specific the guest says?"
@@ -228,7 +227,7 @@ class ContextDePTask:
             items = list(response) if isinstance(response, (list, tuple)) else [response]
             completion = items[0] if len(items) == 1 else Completion([], error=f"expected one response, got {len(items)}")
             self.annotate(doc, completion)
-            if llm_details_of(doc, self.cfg["spans_key"])["pair_score"] is None:
+            if llm_details(doc, self.cfg["spans_key"])["pair_score"] is None:
                 n_failed += 1
             out.append(doc)
         if n_failed:
@@ -298,8 +297,7 @@ class ContextDePTask:
         }
         spans_key = self.cfg["spans_key"]
         doc.user_data[llm_key(spans_key)] = details
-        doc.user_data[stored_pair_score_key(spans_key)] = pair_score
-        self.readout.annotate(doc, probs)
+        self.readout.annotate(doc, probs, pair_score=float("nan") if pair_score is None else pair_score)
         return doc
 
     # -- scoring, config, serialization ---------------------------------
@@ -365,6 +363,3 @@ def _relabel_lines(text: str, a: str, b: str) -> str:
         lines.append(line)
     return "\n".join(lines)
 
-
-def llm_details_of(doc: Doc, spans_key: str) -> Dict[str, Any]:
-    return doc.user_data[llm_key(spans_key)]

@@ -63,13 +63,6 @@ def span_means(probs: numpy.ndarray, spans: List[Span]) -> List[float]:
     return numpy.where(n > 0, means.astype("float32"), numpy.nan).astype(float).tolist()
 
 
-def stored_pair_score_key(spans_key: str) -> str:
-    """The ``doc.user_data`` key under which a producer whose pair score is not
-    a function of its token probabilities (the LLM task: the share of samples
-    answering "yes") stores it; every ``Readout`` reads it from there."""
-    return f"spacy_paraphrase.pair_score:{spans_key}"
-
-
 def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
     """min over the two turns of the max token probability (0 for a turn with
     no probability at all)."""
@@ -178,15 +171,10 @@ class Readout:
         return dataclasses.replace(self, **changes)
 
     def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
-        """The pair score (``doc.cats[cats_key]``): the one stored on the Doc
-        under ``stored_pair_score_key`` (None: NaN, nothing passes) when its
-        producer stored one, else min over the turns of the max probability.
-        So a re-annotation (a threshold sweep, ``check-strings``) keeps an LLM
-        pair's vote share."""
-        key = stored_pair_score_key(self.spans_key)
-        if key in doc.user_data:
-            value = doc.user_data[key]
-            return float("nan") if value is None else float(value)
+        """The pair score of token probabilities: min over the turns of the
+        max probability (``pair_score_from_probs``). A producer whose pair
+        score is not a function of its token probabilities (the LLM task: the
+        share of samples answering "yes") passes it to ``annotate``."""
         return pair_score_from_probs(doc, probs)
 
     def is_paraphrase(self, doc: Doc, probs: numpy.ndarray) -> bool:
@@ -232,13 +220,16 @@ class Readout:
         *,
         n_cut: Optional[int] = None,
         n_windows: Optional[int] = None,
+        pair_score: Optional[float] = None,
     ) -> None:
         """Write ``doc.cats[cats_key]`` and ``doc.spans[spans_key]`` with all
         its attrs. ``probs``: one probability per token (NaN = none), or the
         tagger's ``TokenScores`` for the Doc, to which the rule for tokens
         without wordpieces (``fill_unscored``) is applied first and which then
         gives ``n_cut`` (its cut tokens) and ``n_windows``. Otherwise ``n_cut``
-        defaults to 0 and ``n_windows`` to 1."""
+        defaults to 0 and ``n_windows`` to 1. ``pair_score``: the pair's score
+        when its producer has its own (NaN: none, nothing passes); None: the
+        one of ``probs`` (``pair_score``)."""
         from .model import TokenScores  # spacy-transformers: not needed to read stored probabilities
 
         if isinstance(probs, TokenScores):
@@ -248,7 +239,7 @@ class Readout:
             n_windows = scores.n_windows if n_windows is None else n_windows
         n_cut = 0 if n_cut is None else n_cut
         n_windows = 1 if n_windows is None else n_windows
-        pair_score = self.pair_score(doc, probs)
+        pair_score = self.pair_score(doc, probs) if pair_score is None else float(pair_score)
         spans = self.highlight_spans(doc, probs) if pair_score >= self.threshold else []
         group = SpanGroup(doc, name=self.spans_key, spans=spans)
         group.attrs["scores"] = span_means(probs, spans)
@@ -273,8 +264,10 @@ class Readout:
 
     def reannotate(self, doc: Doc) -> None:
         """Rewrite the annotations of a processed Doc with this readout, from
-        its stored ``token_probs`` (keeping its ``n_cut_tokens`` and
-        ``n_windows``): how a threshold sweep costs one pipeline run."""
+        its stored ``token_probs`` (keeping its ``pair_score``, ``n_cut_tokens``
+        and ``n_windows``): how a threshold sweep costs one pipeline run. The
+        pair score does not depend on the readout's settings, so the stored
+        one is kept, whoever produced it (an LLM's vote share too)."""
         probs = self.token_probs(doc)
         attrs = doc.spans[self.spans_key].attrs
         self.annotate(
@@ -282,6 +275,7 @@ class Readout:
             probs,
             n_cut=int(attrs.get("n_cut_tokens", 0)),
             n_windows=int(attrs.get("n_windows", 1)),
+            pair_score=attrs.get("pair_score"),
         )
 
 

@@ -139,6 +139,22 @@ def test_reannotate_rewrites_from_the_stored_probabilities(nlp):
         lower.replace(spans_key="other").reannotate(doc)
 
 
+def test_a_pair_score_passed_explicitly_is_kept_by_every_reannotation(nlp):
+    """A producer with its own pair score (the LLM's vote share) passes it to
+    annotate; a plain Readout's reannotate keeps it (no side channel on the
+    Doc); NaN means no score: nothing passes."""
+    doc = _doc(nlp)
+    Readout(threshold=0.9).annotate(doc, PROBS, pair_score=0.95)
+    assert doc.cats["PARAPHRASE"] == pytest.approx(0.95) and len(doc.spans["paraphrase"]) > 0
+    Readout(threshold=0.5).reannotate(doc)
+    assert doc.cats["PARAPHRASE"] == pytest.approx(0.95)  # not min-max of PROBS (0.35)
+    assert doc.spans["paraphrase"].attrs["margin"] == pytest.approx(0.45)
+    assert not any(key.startswith("spacy_paraphrase.pair_score") for key in doc.user_data)
+    Readout(threshold=0.1).annotate(doc, PROBS, pair_score=float("nan"))
+    Readout(threshold=0.0).reannotate(doc)
+    assert numpy.isnan(doc.cats["PARAPHRASE"]) and list(doc.spans["paraphrase"]) == []
+
+
 def test_component_annotations_equal_its_readout(trained_pipeline):
     nlp, examples = trained_pipeline
     pipe = nlp.get_pipe("paraphrase_spans")
