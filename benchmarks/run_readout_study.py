@@ -23,7 +23,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
-from spacy_paraphrase.paraphrase_spans import thresholds
+from spacy_paraphrase.tuning import spans as thresholds
 from spacy_paraphrase.paraphrase_spans import vote_share
 from spacy_paraphrase.paraphrase_spans.readout import PLAIN_DECODING
 

@@ -60,7 +60,7 @@ def test_convert_bad_file_exits_with_line(tmp_path):
     assert "Skipped 1 bad rows" in result.output
 
 
-def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
+def test_baseline_evaluate_and_tune(tmp_path, mini_tsv):
     data = tmp_path / "dev.spacy"
     assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data)]).exit_code == 0
     model = tmp_path / "lexical"
@@ -74,7 +74,7 @@ def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
     assert "paraphrase_spans_jaccard_first_p50" in scores
     sweep = tmp_path / "t.json"
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]
+        app, ["tune", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep.read_text())
@@ -96,23 +96,23 @@ def model_and_data(tmp_path, trained_pipeline):
     return model, data, examples
 
 
-def test_find_threshold_save_updates_cfg_and_config(tmp_path, model_and_data):
+def test_tune_save_updates_cfg_and_config(tmp_path, model_and_data):
     model, data, _ = model_and_data
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
+        app, ["tune", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
     )
     assert result.exit_code == 0, result.output
     loaded = spacy.load(model)
     assert loaded.get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.3)
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
     assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--n-quantiles", "19"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--n-quantiles", "19"])
     assert bad.exit_code == 1 and "--n-quantiles is for a pair_classifier" in bad.output
     # --highlight-scale is used for the sweep and saved with the threshold
     tuned = tmp_path / "tuned"
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "2",
+        app, ["tune", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "2",
               "--highlight-scale", "turn_max", "--save-to", str(tuned)]
     )
     assert result.exit_code == 0, result.output
@@ -120,7 +120,7 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, model_and_data):
     assert loaded.get_pipe("paraphrase_spans").cfg["highlight_scale"] == "turn_max"
     assert loaded.config["components"]["paraphrase_spans"]["highlight_scale"] == "turn_max"
     assert spacy.load(model).get_pipe("paraphrase_spans").cfg["highlight_scale"] == "absolute"
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--highlight-scale", "max"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--highlight-scale", "max"])
     assert bad.exit_code == 1 and "Unknown highlight_scale 'max'" in bad.output
 
 
@@ -176,7 +176,7 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     model, data, _ = model_and_data
     weights = model / "transformer" / "model"
     before = (weights.read_bytes(), weights.stat().st_mtime_ns)
-    args = ["find-threshold", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
+    args = ["tune", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
     result = runner.invoke(app, args + ["--save"])
     assert result.exit_code == 0, result.output
     assert (weights.read_bytes(), weights.stat().st_mtime_ns) == before  # in place: only the settings files
@@ -186,7 +186,7 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     assert result.exit_code == 0 and (weights.read_bytes(), weights.stat().st_mtime_ns) == before, result.output
     # a target that cannot be saved to is refused before the model loads
     for save in (["--save-to", str(model / "config.cfg")], []):
-        bad = runner.invoke(app, ["find-threshold", "no_such_package", str(data), "--save"] + save)
+        bad = runner.invoke(app, ["tune", "no_such_package", str(data), "--save"] + save)
         assert bad.exit_code == 1 and "pipeline directory" in " ".join(bad.output.split()), bad.output
     foreign = tmp_path / "foreign"
     foreign.mkdir()
@@ -211,14 +211,14 @@ def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, model_and_dat
     n = len(examples)
     for args, code, message in (
         (["evaluate", str(model), str(data), "--batch-size", "-1"], 2, "--batch-size"),  # 0: the default by device
-        (["find-threshold", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
+        (["tune", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
         (["cross-tune", str(model), str(data), "--repeats", "0"], 2, "--repeats"),
         (["evaluate", str(model), str(empty)], 1, "holds no pair Docs"),
-        (["find-threshold", str(model), str(empty)], 1, "holds no pair Docs"),
+        (["tune", str(model), str(empty)], 1, "holds no pair Docs"),
         (["cross-tune", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
         (["check-strings", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
         (["check-strings", str(model), str(data), "--pipe", "transformer"], 1, "No paraphrase_spans component"),
-        (["find-threshold", str(model), str(data), "--key", "highlight_scale"], 1, "--key must be one of"),
+        (["tune", str(model), str(data), "--key", "highlight_scale"], 1, "--key must be one of"),
     ):
         result = runner.invoke(app, args)
         output = " ".join(result.output.split())  # messages wrap at the terminal width
@@ -236,7 +236,7 @@ def test_baseline_and_evaluate_errors_are_messages(tmp_path):
     assert "is not a pair Doc" in " ".join(res.output.split())
 
 
-def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path, model_and_data, mini_tsv):
+def test_tune_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path, model_and_data, mini_tsv):
     """--key decoding saves the decoding settings with the highlight threshold;
     --key vote_share fits the map to the annotator votes, saves it, and the
     loaded pipeline applies it; data without votes is refused."""
@@ -247,7 +247,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     data = tmp_path / "votes.spacy"
     assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data), "--mode", "majority"]).exit_code == 0
     tuned, out = tmp_path / "tuned", tmp_path / "decoding.json"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--key", "decoding", "--n-trials", "3",
+    result = runner.invoke(app, ["tune", str(model), str(data), "--key", "decoding", "--n-trials", "3",
                                  "--save-to", str(tuned), "--output", str(out)])
     assert result.exit_code == 0, result.output
     best = json.loads(out.read_text())["best"]
@@ -255,7 +255,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     cfg = spacy.load(tuned).get_pipe("paraphrase_spans").cfg
     assert {k: cfg[k] for k in best} == pytest.approx(best)
     out = tmp_path / "share.json"
-    result = runner.invoke(app, ["find-threshold", str(tuned), str(data), "--key", "vote_share", "--save",
+    result = runner.invoke(app, ["tune", str(tuned), str(data), "--key", "vote_share", "--save",
                                  "--output", str(out)])
     assert result.exit_code == 0, result.output
     share_map = json.loads(out.read_text())["best"]["vote_share_map"]
@@ -267,7 +267,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     doc = nlp(make_pair_doc(nlp, "we won the game", "you won it"))
     attrs = doc.spans["paraphrase"].attrs
     assert attrs["vote_share"] == pytest.approx(VoteShareMap.from_cfg(share_map).predict_doc(doc, attrs["token_probs"]))
-    bad = runner.invoke(app, ["find-threshold", str(model), str(plain_data), "--key", "vote_share"])
+    bad = runner.invoke(app, ["tune", str(model), str(plain_data), "--key", "vote_share"])
     assert bad.exit_code == 1 and "annotator votes" in bad.output
 
 
@@ -278,7 +278,7 @@ def test_a_pipeline_that_cannot_load_is_one_line_not_a_traceback(tmp_path):
         result = runner.invoke(app, ["evaluate", model, str(data)])
         assert result.exit_code == 1 and not isinstance(result.exception, OSError)
         assert "Cannot load the pipeline" in " ".join(result.output.split())
-    result = runner.invoke(app, ["find-threshold", str(tmp_path / "no_such_model"), str(data)])
+    result = runner.invoke(app, ["tune", str(tmp_path / "no_such_model"), str(data)])
     assert result.exit_code == 1 and "Cannot load the pipeline" in " ".join(result.output.split())
 
 

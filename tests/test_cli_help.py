@@ -19,7 +19,7 @@ def _commands(group, prefix=""):
 
 def test_every_option_and_argument_has_help():
     commands = dict(_commands(typer.main.get_command(app)))
-    assert {"annotate", "convert pairs", "backbone install", "quantize", "find-threshold"} <= set(commands)
+    assert {"annotate", "convert pairs", "backbone install", "quantize", "tune"} <= set(commands)
     missing = [f"{name} {param.opts[0]}" for name, command in commands.items() for param in command.params
                if not (getattr(param, "help", None) or "").strip()]
     assert missing == []

@@ -1,4 +1,4 @@
-"""The tuning interface (spacy_paraphrase/tuning.py): both components
+"""The tuning interface (spacy_paraphrase/tuning/base.py): both components
 implement it, the commands find a component through it, and what it cannot
 do is a TuningError with a message."""
 import numpy
@@ -8,8 +8,8 @@ from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli._util import process
-from spacy_paraphrase.pair_classifier import thresholds as pair_thresholds
-from spacy_paraphrase.paraphrase_spans import thresholds as span_thresholds
+from spacy_paraphrase.tuning import classifier as pair_thresholds
+from spacy_paraphrase.tuning import spans as span_thresholds
 from spacy_paraphrase.tuning import Found, Tuning, TuningError, tunable_names, tuning_for
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
