@@ -133,7 +133,7 @@ def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline)
     data = tmp_path / "dev.spacy"
     DocBin(docs=[eg.reference for eg in examples] * 2).to_disk(data)
     out = tmp_path / "cross.json"
-    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--output", str(out)]
+    args = ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "1", "--output", str(out)]
     result = runner.invoke(app, args + ["--highlight-scores-key", "paraphrase_spans_token_f"])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())

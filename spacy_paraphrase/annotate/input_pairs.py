@@ -15,7 +15,7 @@ from .record_format import invalid_side, pair_row
 
 # spaCy's default nlp.max_length: the longest turn (in characters) a run
 # takes when it has no pipeline at hand to ask (the Ray engine's staging).
-DEFAULT_MAX_LENGTH = 10 ** 6
+MAX_TURN_CHARS = 10 ** 6
 # How the reader options of the command line are spelled there.
 OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
 _VISIBLE_ASCII = re.compile(r"[!-~]")
@@ -144,7 +144,7 @@ def has_visible_text(text: str) -> bool:
     return any(unicodedata.category(c) not in _INVISIBLE for c in text)
 
 
-def unusable_side(row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Tuple[str, str]]:
+def unusable_side(row: Dict[str, Any], max_length: int = MAX_TURN_CHARS) -> Optional[Tuple[str, str]]:
     """``(side, reason)`` for the first turn of the row that cannot be
     annotated (``record_format.invalid_side``: empty, whitespace only, invalid
     Unicode; or no visible text; or longer than ``max_length`` characters,
@@ -163,7 +163,7 @@ def unusable_side(row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> 
     return None
 
 
-def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Dict[str, Any]]:
+def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = MAX_TURN_CHARS) -> Optional[Dict[str, Any]]:
     """The errors-file entry of a pair that cannot be annotated
     (``unusable_side``), with the file and line of that turn's first
     utterance; None for a valid pair."""
@@ -189,7 +189,7 @@ def problem_entry(problem: Problem) -> Dict[str, Any]:
     return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
-def rows_and_skips(pairs: Iterator[TurnPair], max_length: int = DEFAULT_MAX_LENGTH
+def rows_and_skips(pairs: Iterator[TurnPair], max_length: int = MAX_TURN_CHARS
                    ) -> Iterator[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
     """``(row, skip entry or None)`` for each pair."""
     for pair in pairs:
@@ -211,5 +211,5 @@ def input_signature(path) -> Dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_MAX_LENGTH", "SourceOptions", "checked_source", "count_pairs", "has_visible_text",
+__all__ = ["MAX_TURN_CHARS", "SourceOptions", "checked_source", "count_pairs", "has_visible_text",
            "input_signature", "problem_entry", "read_pairs", "rows_and_skips", "skip_entry", "unusable_side"]

@@ -48,7 +48,7 @@ PairDocs = Annotated[Path, typer.Argument(help=".spacy file of reference pair Do
 BatchSize = Annotated[int, typer.Option("--batch-size", "-b", min=0, help=BATCH_HELP)]
 GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help=GPU_HELP)]
 Folds = Annotated[int, typer.Option("--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)")]
-Repeats = Annotated[int, typer.Option("--repeats", "-r", min=1, help="Number of seeded shuffles into folds")]
+Repeats = Annotated[int, typer.Option("--repeats", min=1, help="Number of seeded shuffles into folds")]
 FoldSeed = Annotated[int, typer.Option("--seed", help=FOLD_SEED_HELP)]
 DrawSeed = Annotated[int, typer.Option("--seed", help="Seed of the random draw")]
 DocsLang = Annotated[str, typer.Option("--lang", help="Language of the vocab the Docs are read into")]

@@ -19,7 +19,7 @@ from ._util import app
 def visualize_cli(
     input_path: Path = typer.Argument(..., help="A .spacy file of pair Docs, an annotate .jsonl output, or an annotate --engine ray output directory"),
     output_path: Path = typer.Argument(..., help="The HTML page to write"),
-    limit: Optional[int] = typer.Option(None, "--limit", "-n", help="Keep only the first N pairs (after sorting)"),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Keep only the first N pairs (after sorting)"),
     sort: Optional[str] = typer.Option(None, "--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (lowest agreement first; weak today: the fitted vote-share map is nearly flat, so agreement is about 0.5 for every pair and margin finds the borderline pairs) | score (highest first); default: input order"),
     spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)"),

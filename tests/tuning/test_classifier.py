@@ -166,7 +166,7 @@ def test_tune_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
 def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
     model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
     out = tmp_path / "cross.json"
-    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "2", "--output", str(out)]
+    args = ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "2", "--output", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
@@ -252,7 +252,7 @@ def test_the_commands_tune_on_the_configured_scorer(classifier_dir, tmp_path):
     payload = json.loads(out.read_text())
     assert payload["best"] == pytest.approx(0.05)
     assert [r[f"{NAME}_low"] for r in payload["sweep"]] == pytest.approx([-0.05, -0.5, -0.95])
-    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--n-quantiles", "0",
+    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "1", "--n-quantiles", "0",
                                  "--pair-scores-key", f"{NAME}_low", "--output", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
