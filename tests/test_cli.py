@@ -308,3 +308,35 @@ def test_batch_size_zero_means_the_device_default(monkeypatch):
 
     monkeypatch.setattr(thinc.api, "get_current_ops", lambda: CupyOps())
     assert evaluation.default_batch_size() == evaluation.GPU_BATCH_SIZE == 64
+
+
+def test_each_command_is_a_plain_function_that_raises_command_error(tmp_path):
+    """The commands without a model to run: their plain functions refuse bad input with a CommandError
+    (the command prints its message and exits with 1), before anything is written."""
+    from spacy_paraphrase.cli._util import CommandError
+    from spacy_paraphrase.cli.annotate import annotate, source_options
+    from spacy_paraphrase.cli.backbone import install, list_backbones
+    from spacy_paraphrase.cli.convert import label_options
+    from spacy_paraphrase.cli.quantize import quantize
+    from spacy_paraphrase.cli.visualize import visualize
+
+    corpus = tmp_path / "news.jsonl"
+    corpus.write_text("{}\n", encoding="utf-8")
+    refused = [
+        (lambda: annotate("model", corpus, tmp_path / "out.jsonl", engine="spark"), "Unknown engine 'spark'"),
+        (lambda: annotate("model", corpus, tmp_path / "out", engine="ray", output_format="convokit"),
+         "convokit runs with the local engine only"),
+        (lambda: source_options(pairing="threads"), "Unknown pairing 'threads'"),
+        (lambda: source_options(reader_options=["text1"]), "--reader-option must look like KEY=VALUE"),
+        (lambda: visualize(corpus, tmp_path / "page.html", limit=0), "--limit must be at least 1"),
+        (lambda: visualize(corpus, corpus), "refusing to write over it"),
+        (lambda: quantize(tmp_path / "no_model", tmp_path / "int8"), "is not a pipeline directory"),
+        (lambda: install("nobody/nothing", tmp_path), "No offline build is known for 'nobody/nothing'"),
+        (lambda: label_options("label", no_label=True), "--label and --no-label exclude each other"),
+        (lambda: label_options(label_map="[1]"), "--label-map must be a JSON object"),
+    ]
+    for call, message in refused:
+        with pytest.raises(CommandError, match=message):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["news.jsonl"]
+    assert [row[0] for row in list_backbones(tmp_path)]  # every known backbone, with its status

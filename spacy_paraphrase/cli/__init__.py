@@ -26,11 +26,11 @@ from ._util import app
 # the commands, in the order --help lists them
 from .convert import convert_app  # noqa: F401
 from .backbone import backbone_app  # noqa: F401
-from .annotate import annotate_cli  # noqa: F401
-from .visualize import visualize_cli  # noqa: F401
+from .annotate import annotate, annotate_cli  # noqa: F401
+from .visualize import visualize, visualize_cli  # noqa: F401
 from .report import report, report_cli  # noqa: F401
 from .validate import validate_app  # noqa: F401
-from .quantize import quantize_cli  # noqa: F401
+from .quantize import quantize, quantize_cli  # noqa: F401
 from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401
 from .tune import tune, tune_cli  # noqa: F401
