@@ -80,7 +80,7 @@ def evaluate(model: Path, dev: str, out: Path, tune: bool, gpu_id: int = -1, sca
         cross = out.with_suffix(".cross.json")
         run([sys.executable, "-m", "spacy_paraphrase", "cross-tune", str(model), dev, "--output", str(cross)] + gpu)
         for key in ("threshold", "highlight_threshold"):
-            run([sys.executable, "-m", "spacy_paraphrase", "find-threshold", str(model), dev,
+            run([sys.executable, "-m", "spacy_paraphrase", "tune", str(model), dev,
                  "--key", key, "--save", "--output", str(out.with_suffix(f".{key}.json"))] + gpu)
     run([sys.executable, "-m", "spacy_paraphrase", "evaluate", str(model), dev, "--output", str(out)] + gpu)
     scores = json.loads(out.read_text())

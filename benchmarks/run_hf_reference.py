@@ -18,7 +18,7 @@ evaluate``. Reported: after the last epoch at the paper's thresholds
 (0.5 / 0.5: the recipe), the epoch chosen on dev with the same score weights
 as our ``spacy train`` (model-best), both with thresholds tuned on dev
 (optimistic) and the k-fold cross-tuned estimate (honest; see
-``spacy_paraphrase.paraphrase_spans.thresholds``). The same predictions are also scored with
+``spacy_paraphrase.tuning.spans``). The same predictions are also scored with
 ``highlight_scale = "turn_max"`` (``"turn_max"`` inside each result), to show
 what that highlight rule does for the reference.
 
@@ -39,7 +39,7 @@ from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
 from spacy_paraphrase.paraphrase_spans.component import DEFAULT_SCORE_WEIGHTS
 from spacy_paraphrase.paraphrase_spans.scorer import reference_token_targets
-from spacy_paraphrase.paraphrase_spans.thresholds import annotate, cross_tuned_scores, score_docs, tune
+from spacy_paraphrase.tuning.spans import annotate, cross_tuned_scores, score_docs, tune
 from spacy.training import Example
 
 from . import hf_token_reference as hf

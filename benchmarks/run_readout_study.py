@@ -23,7 +23,7 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase.corpus import PairCorpus
-from spacy_paraphrase.paraphrase_spans import thresholds
+from spacy_paraphrase.tuning import spans
 from spacy_paraphrase.paraphrase_spans import vote_share
 from spacy_paraphrase.paraphrase_spans.readout import PLAIN_DECODING
 
@@ -53,7 +53,7 @@ def main() -> None:
 
     def run(label, **options):
         start = time.perf_counter()
-        result = thresholds.cross_tuned_scores(examples, base, args.pipe, **kw, **options)
+        result = spans.cross_tuned_scores(examples, base, args.pipe, **kw, **options)
         runs[label] = {"scores": {k: result["scores"].get(f"{args.pipe}_{k}") for k in SHOWN},
                        "spread": {k: result["spread"].get(f"{args.pipe}_{k}") for k in SHOWN},
                        "chosen": result["chosen"], "seconds": round(time.perf_counter() - start, 1)}

@@ -25,7 +25,8 @@ from spacy.vocab import Vocab
 TURNS_KEY = "turns"
 DEFAULT_TURN_LABELS = ("FIRST", "SECOND")
 
-Turn = Union[str, Sequence[str]]
+# a turn as make_pair_doc takes it: a string, or a list of words
+TurnText = Union[str, Sequence[str]]
 
 
 class PairDocError(ValueError):
@@ -123,7 +124,7 @@ def check_turn_text(text: str, which: str = "given") -> None:
         raise PairDocError(problem)
 
 
-def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
+def _turn_to_doc(nlp: Language, turn: TurnText, which: str) -> Doc:
     if isinstance(turn, str):
         check_turn_text(turn, which)
         return nlp.make_doc(turn)
@@ -142,8 +143,8 @@ def _turn_to_doc(nlp: Language, turn: Turn, which: str) -> Doc:
 
 def make_pair_doc(
     nlp: Language,
-    first: Turn,
-    second: Turn,
+    first: TurnText,
+    second: TurnText,
     *,
     speakers: Optional[Tuple[str, str]] = None,
     pair_id: Optional[str] = None,

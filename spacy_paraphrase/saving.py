@@ -11,24 +11,18 @@ filesystem helper of the package (every writer goes through it).
   folder is always removed, and one a killed run left behind is removed by the
   next run writing to the same target.
 
-Saving a changed setting of a pipeline (``find-threshold --save`` / ``--save-to``):
-
-- In place (``--save``): only what a setting changes is rewritten,
-  ``config.cfg`` and the component's ``cfg`` file, each by ``atomic_write``;
-  the weights are not touched (a killed run cannot truncate them, and a
-  quantized copy keeps its int8 weights).
-- Elsewhere (``--save-to DIR``): the whole pipeline is written by
-  ``staged_swap``. DIR must be new, empty or a pipeline directory (one with
-  ``config.cfg``): anything else is refused, never replaced.
+- ``save_pipeline_to(nlp, target)``: a whole pipeline written by
+  ``staged_swap``; the target must be new, empty or a pipeline directory
+  (one with ``config.cfg``): anything else is refused, never replaced
+  (``check_save_target``). Saving changed settings (``tune --save``) is
+  ``tuning/settings.py``.
 """
 import os
 import shutil
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Callable, Dict, Optional
-
-import srsly
+from typing import Callable, Optional
 
 
 class SaveError(ValueError):
@@ -57,20 +51,9 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
 
 
 
-def save_settings_in_place(nlp, model_dir: Path, pipe_name: str) -> None:
-    """Rewrite ``config.cfg`` and ``pipe_name``'s ``cfg`` file (when it has
-    one) of the pipeline at ``model_dir`` from ``nlp``, which was loaded from it."""
-    model_dir = Path(model_dir)
-    check_save_target(model_dir, in_place=True)
-    cfg_file = model_dir / pipe_name / "cfg"
-    if cfg_file.is_file():
-        cfg = nlp.get_pipe(pipe_name).cfg
-        atomic_write(cfg_file, lambda p: srsly.write_json(p, cfg))
-    atomic_write(model_dir / "config.cfg", lambda p: nlp.config.to_disk(p))
-
-
 def check_save_target(target: Path, *, in_place: bool) -> None:
-    """SaveError unless ``target`` can be saved to (module doc); called
+    """SaveError unless ``target`` can be saved to: ``in_place``, a pipeline
+    directory; else new, empty or a pipeline directory. Called
     before any work, so a refused target costs nothing."""
     target = Path(target)
     if in_place:
@@ -154,18 +137,3 @@ def save_pipeline_to(nlp, target: Path) -> None:
     target = Path(target)
     check_save_target(target, in_place=False)
     staged_swap(target, nlp.to_disk)
-
-
-def save_settings(nlp, model_dir: Path, pipe_name: str, settings: Dict[str, object], *, in_place: bool) -> None:
-    """Set cfg keys of a component and save them, keeping the component's cfg
-    and ``config.cfg`` in agreement: in place, only those two files are
-    rewritten; else the whole pipeline is written to ``model_dir``
-    (module doc). SaveError when that is not safe."""
-    pipe = nlp.get_pipe(pipe_name)
-    for key, value in settings.items():
-        pipe.cfg[key] = value
-        nlp.get_pipe_config(pipe_name)[key] = value
-    if in_place:
-        save_settings_in_place(nlp, model_dir, pipe_name)
-    else:
-        save_pipeline_to(nlp, model_dir)

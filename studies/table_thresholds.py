@@ -1,5 +1,5 @@
 """Markdown tables of how the dev metrics move with each threshold, from the
-sweep files that ``python -m spacy_paraphrase find-threshold ... --output``
+sweep files that ``python -m spacy_paraphrase tune ... --output``
 writes (``{"key", "objective", "best", "sweep": [{"value", scores...}]}``).
 
     python -m studies.table_thresholds metrics/modes_majority_seed0_tuned.threshold.json \\

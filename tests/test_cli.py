@@ -60,7 +60,7 @@ def test_convert_bad_file_exits_with_line(tmp_path):
     assert "Skipped 1 bad rows" in result.output
 
 
-def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
+def test_baseline_evaluate_and_tune(tmp_path, mini_tsv):
     data = tmp_path / "dev.spacy"
     assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data)]).exit_code == 0
     model = tmp_path / "lexical"
@@ -74,7 +74,7 @@ def test_baseline_evaluate_and_find_threshold(tmp_path, mini_tsv):
     assert "paraphrase_spans_jaccard_first_p50" in scores
     sweep = tmp_path / "t.json"
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]
+        app, ["tune", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]
     )
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep.read_text())
@@ -96,23 +96,23 @@ def model_and_data(tmp_path, trained_pipeline):
     return model, data, examples
 
 
-def test_find_threshold_save_updates_cfg_and_config(tmp_path, model_and_data):
+def test_tune_save_updates_cfg_and_config(tmp_path, model_and_data):
     model, data, _ = model_and_data
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
+        app, ["tune", str(model), str(data), "--key", "threshold", "--start", "0.3", "--end", "0.3", "--n-trials", "1", "--save"]
     )
     assert result.exit_code == 0, result.output
     loaded = spacy.load(model)
     assert loaded.get_pipe("paraphrase_spans").cfg["threshold"] == pytest.approx(0.3)
     assert loaded.config["components"]["paraphrase_spans"]["threshold"] == pytest.approx(0.3)
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--scores-key", "nope"])
     assert bad.exit_code == 1 and "Unknown score 'nope'" in bad.output
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--n-quantiles", "19"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--n-quantiles", "19"])
     assert bad.exit_code == 1 and "--n-quantiles is for a pair_classifier" in bad.output
     # --highlight-scale is used for the sweep and saved with the threshold
     tuned = tmp_path / "tuned"
     result = runner.invoke(
-        app, ["find-threshold", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "2",
+        app, ["tune", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "2",
               "--highlight-scale", "turn_max", "--save-to", str(tuned)]
     )
     assert result.exit_code == 0, result.output
@@ -120,7 +120,7 @@ def test_find_threshold_save_updates_cfg_and_config(tmp_path, model_and_data):
     assert loaded.get_pipe("paraphrase_spans").cfg["highlight_scale"] == "turn_max"
     assert loaded.config["components"]["paraphrase_spans"]["highlight_scale"] == "turn_max"
     assert spacy.load(model).get_pipe("paraphrase_spans").cfg["highlight_scale"] == "absolute"
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1", "--highlight-scale", "max"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1", "--highlight-scale", "max"])
     assert bad.exit_code == 1 and "Unknown highlight_scale 'max'" in bad.output
 
 
@@ -133,7 +133,7 @@ def test_cross_tune_objectives_from_the_command_line(tmp_path, trained_pipeline)
     data = tmp_path / "dev.spacy"
     DocBin(docs=[eg.reference for eg in examples] * 2).to_disk(data)
     out = tmp_path / "cross.json"
-    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--output", str(out)]
+    args = ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "1", "--output", str(out)]
     result = runner.invoke(app, args + ["--highlight-scores-key", "paraphrase_spans_token_f"])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
@@ -176,7 +176,7 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     model, data, _ = model_and_data
     weights = model / "transformer" / "model"
     before = (weights.read_bytes(), weights.stat().st_mtime_ns)
-    args = ["find-threshold", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
+    args = ["tune", str(model), str(data), "--start", "0.4", "--end", "0.4", "--n-trials", "1"]
     result = runner.invoke(app, args + ["--save"])
     assert result.exit_code == 0, result.output
     assert (weights.read_bytes(), weights.stat().st_mtime_ns) == before  # in place: only the settings files
@@ -186,7 +186,7 @@ def test_saving_a_threshold_never_leaves_a_mixed_or_half_written_pipeline(tmp_pa
     assert result.exit_code == 0 and (weights.read_bytes(), weights.stat().st_mtime_ns) == before, result.output
     # a target that cannot be saved to is refused before the model loads
     for save in (["--save-to", str(model / "config.cfg")], []):
-        bad = runner.invoke(app, ["find-threshold", "no_such_package", str(data), "--save"] + save)
+        bad = runner.invoke(app, ["tune", "no_such_package", str(data), "--save"] + save)
         assert bad.exit_code == 1 and "pipeline directory" in " ".join(bad.output.split()), bad.output
     foreign = tmp_path / "foreign"
     foreign.mkdir()
@@ -211,14 +211,14 @@ def test_threshold_commands_refuse_what_cannot_be_scored(tmp_path, model_and_dat
     n = len(examples)
     for args, code, message in (
         (["evaluate", str(model), str(data), "--batch-size", "-1"], 2, "--batch-size"),  # 0: the default by device
-        (["find-threshold", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
+        (["tune", str(model), str(data), "--n-trials", "0"], 2, "--n-trials"),
         (["cross-tune", str(model), str(data), "--repeats", "0"], 2, "--repeats"),
         (["evaluate", str(model), str(empty)], 1, "holds no pair Docs"),
-        (["find-threshold", str(model), str(empty)], 1, "holds no pair Docs"),
+        (["tune", str(model), str(empty)], 1, "holds no pair Docs"),
         (["cross-tune", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
         (["check-strings", str(model), str(data), "--folds", str(n + 1)], 1, f"Need 2 <= folds <= {n}"),
         (["check-strings", str(model), str(data), "--pipe", "transformer"], 1, "No paraphrase_spans component"),
-        (["find-threshold", str(model), str(data), "--key", "highlight_scale"], 1, "--key must be one of"),
+        (["tune", str(model), str(data), "--key", "highlight_scale"], 1, "--key must be one of"),
     ):
         result = runner.invoke(app, args)
         output = " ".join(result.output.split())  # messages wrap at the terminal width
@@ -236,7 +236,7 @@ def test_baseline_and_evaluate_errors_are_messages(tmp_path):
     assert "is not a pair Doc" in " ".join(res.output.split())
 
 
-def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path, model_and_data, mini_tsv):
+def test_tune_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path, model_and_data, mini_tsv):
     """--key decoding saves the decoding settings with the highlight threshold;
     --key vote_share fits the map to the annotator votes, saves it, and the
     loaded pipeline applies it; data without votes is refused."""
@@ -247,7 +247,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     data = tmp_path / "votes.spacy"
     assert runner.invoke(app, ["convert", "contextdep", str(mini_tsv), str(data), "--mode", "majority"]).exit_code == 0
     tuned, out = tmp_path / "tuned", tmp_path / "decoding.json"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--key", "decoding", "--n-trials", "3",
+    result = runner.invoke(app, ["tune", str(model), str(data), "--key", "decoding", "--n-trials", "3",
                                  "--save-to", str(tuned), "--output", str(out)])
     assert result.exit_code == 0, result.output
     best = json.loads(out.read_text())["best"]
@@ -255,7 +255,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     cfg = spacy.load(tuned).get_pipe("paraphrase_spans").cfg
     assert {k: cfg[k] for k in best} == pytest.approx(best)
     out = tmp_path / "share.json"
-    result = runner.invoke(app, ["find-threshold", str(tuned), str(data), "--key", "vote_share", "--save",
+    result = runner.invoke(app, ["tune", str(tuned), str(data), "--key", "vote_share", "--save",
                                  "--output", str(out)])
     assert result.exit_code == 0, result.output
     share_map = json.loads(out.read_text())["best"]["vote_share_map"]
@@ -267,7 +267,7 @@ def test_find_threshold_tunes_the_span_decoding_and_fits_the_vote_share(tmp_path
     doc = nlp(make_pair_doc(nlp, "we won the game", "you won it"))
     attrs = doc.spans["paraphrase"].attrs
     assert attrs["vote_share"] == pytest.approx(VoteShareMap.from_cfg(share_map).predict_doc(doc, attrs["token_probs"]))
-    bad = runner.invoke(app, ["find-threshold", str(model), str(plain_data), "--key", "vote_share"])
+    bad = runner.invoke(app, ["tune", str(model), str(plain_data), "--key", "vote_share"])
     assert bad.exit_code == 1 and "annotator votes" in bad.output
 
 
@@ -278,7 +278,7 @@ def test_a_pipeline_that_cannot_load_is_one_line_not_a_traceback(tmp_path):
         result = runner.invoke(app, ["evaluate", model, str(data)])
         assert result.exit_code == 1 and not isinstance(result.exception, OSError)
         assert "Cannot load the pipeline" in " ".join(result.output.split())
-    result = runner.invoke(app, ["find-threshold", str(tmp_path / "no_such_model"), str(data)])
+    result = runner.invoke(app, ["tune", str(tmp_path / "no_such_model"), str(data)])
     assert result.exit_code == 1 and "Cannot load the pipeline" in " ".join(result.output.split())
 
 
@@ -308,3 +308,35 @@ def test_batch_size_zero_means_the_device_default(monkeypatch):
 
     monkeypatch.setattr(thinc.api, "get_current_ops", lambda: CupyOps())
     assert evaluation.default_batch_size() == evaluation.GPU_BATCH_SIZE == 64
+
+
+def test_each_command_is_a_plain_function_that_raises_command_error(tmp_path):
+    """The commands without a model to run: their plain functions refuse bad input with a CommandError
+    (the command prints its message and exits with 1), before anything is written."""
+    from spacy_paraphrase.cli._util import CommandError
+    from spacy_paraphrase.cli.annotate import annotate, source_options
+    from spacy_paraphrase.cli.backbone import install, list_backbones
+    from spacy_paraphrase.cli.convert import label_options
+    from spacy_paraphrase.cli.quantize import quantize
+    from spacy_paraphrase.cli.visualize import visualize
+
+    corpus = tmp_path / "news.jsonl"
+    corpus.write_text("{}\n", encoding="utf-8")
+    refused = [
+        (lambda: annotate("model", corpus, tmp_path / "out.jsonl", engine="spark"), "Unknown engine 'spark'"),
+        (lambda: annotate("model", corpus, tmp_path / "out", engine="ray", output_format="convokit"),
+         "convokit runs with the local engine only"),
+        (lambda: source_options(pairing="threads"), "Unknown pairing 'threads'"),
+        (lambda: source_options(reader_options=["text1"]), "--reader-option must look like KEY=VALUE"),
+        (lambda: visualize(corpus, tmp_path / "page.html", limit=0), "--limit must be at least 1"),
+        (lambda: visualize(corpus, corpus), "refusing to write over it"),
+        (lambda: quantize(tmp_path / "no_model", tmp_path / "int8"), "is not a pipeline directory"),
+        (lambda: install("nobody/nothing", tmp_path), "No offline build is known for 'nobody/nothing'"),
+        (lambda: label_options("label", no_label=True), "--label and --no-label exclude each other"),
+        (lambda: label_options(label_map="[1]"), "--label-map must be a JSON object"),
+    ]
+    for call, message in refused:
+        with pytest.raises(CommandError, match=message):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["news.jsonl"]
+    assert [row[0] for row in list_backbones(tmp_path)]  # every known backbone, with its status

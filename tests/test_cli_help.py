@@ -1,5 +1,6 @@
-"""Every option of the commands in spacy_paraphrase/cli/ has a help text,
-and evaluate leaves out spaCy's tokenizer scores (1.0 on pair Docs)."""
+"""Every option of the commands in spacy_paraphrase/cli/ has a help text and
+each short flag means one option in every command; evaluate leaves out
+spaCy's tokenizer scores (1.0 on pair Docs)."""
 import subprocess
 import sys
 
@@ -19,10 +20,22 @@ def _commands(group, prefix=""):
 
 def test_every_option_and_argument_has_help():
     commands = dict(_commands(typer.main.get_command(app)))
-    assert {"annotate", "convert pairs", "backbone install", "quantize", "find-threshold"} <= set(commands)
+    assert {"annotate", "convert pairs", "backbone install", "quantize", "tune"} <= set(commands)
     missing = [f"{name} {param.opts[0]}" for name, command in commands.items() for param in command.params
                if not (getattr(param, "help", None) or "").strip()]
     assert missing == []
+
+
+def test_each_short_flag_means_one_option_in_every_command():
+    meanings = {}
+    for name, command in _commands(typer.main.get_command(app)):
+        for param in command.params:
+            opts = list(param.opts) + list(getattr(param, "secondary_opts", []))
+            long = next((o for o in opts if o.startswith("--")), param.name)
+            for short in (o for o in opts if o.startswith("-") and not o.startswith("--")):
+                meanings.setdefault(short, {}).setdefault(long, []).append(name)
+    assert {short: by_long for short, by_long in meanings.items() if len(by_long) > 1} == {}
+    assert set(meanings["-k"]) == {"--folds"} and set(meanings["-n"]) == {"--n-process"}
 
 
 def test_evaluate_leaves_out_the_tokenizer_scores(trained_pipeline):

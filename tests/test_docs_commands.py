@@ -35,7 +35,7 @@ CLI_CALLS = [(f, w[3:]) for f, w, _ in documented() if python_module(w)[0] == "s
 
 def test_the_docs_show_commands():
     assert len(CLI_CALLS) > 30
-    assert {args[0] for _, args in CLI_CALLS if args} >= {"annotate", "evaluate", "find-threshold", "visualize",
+    assert {args[0] for _, args in CLI_CALLS if args} >= {"annotate", "evaluate", "tune", "visualize",
                                                           "convert", "quantize", "backbone"}
 
 

@@ -1,7 +1,8 @@
 """The house rules a newcomer relies on: no file over 400 lines in the
 package, benchmarks, scripts and studies; docs/results.md within 200 lines;
 no process words in the docs; every command in its own module of
-spacy_paraphrase/cli/, named after it; no command line outside cli/."""
+spacy_paraphrase/cli/, named after it; no command line outside cli/; a
+command stops only through ``CommandError`` (``cli/_util.run_command``)."""
 import re
 from pathlib import Path
 
@@ -40,3 +41,11 @@ def test_every_command_lives_in_the_cli_module_named_after_it():
     expected = {name: "spacy_paraphrase.cli." + name.split()[0].replace("-", "_") for name in placed}
     assert placed == expected
     assert [p.name for p in (ROOT / "spacy_paraphrase").rglob("cli.py")] == []
+
+
+def test_commands_stop_through_command_error_only():
+    """A command's problems are CommandErrors of its plain function; only run_command prints and exits."""
+    stops = re.compile(r"msg\.fail\(|exits=|raise typer\.Exit|sys\.exit\(")
+    found = [f"{p.name}:{i}" for p in sorted((ROOT / "spacy_paraphrase" / "cli").glob("*.py")) if p.name != "_util.py"
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if stops.search(line)]
+    assert found == []

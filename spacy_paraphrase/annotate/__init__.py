@@ -1,5 +1,5 @@
 """The annotate job: score every turn pair of a dialog corpus and write one
-JSON record per pair (docs/annotate.md). ``records`` and ``annotator`` are
+JSON record per pair (docs/annotate.md). ``record_format`` and ``annotator`` are
 shared by the local engine (``local``) and the Ray engine (``ray_engine``)."""
 from ..loading import load_pipeline
 from .annotator import PairAnnotator, find_readout, row_length

@@ -13,7 +13,7 @@ from .record_format import invalid_side, pair_row
 
 # spaCy's default nlp.max_length: the longest turn (in characters) a run
 # takes when it has no pipeline at hand to ask (the Ray engine's staging).
-DEFAULT_MAX_LENGTH = 10 ** 6
+MAX_TURN_CHARS = 10 ** 6
 # How the reader options of the command line are spelled there.
 OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
 
@@ -130,7 +130,7 @@ def count_pairs(path, options: SourceOptions, limit: Optional[int] = None) -> in
     return n
 
 
-def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = DEFAULT_MAX_LENGTH) -> Optional[Dict[str, Any]]:
+def skip_entry(pair: TurnPair, row: Dict[str, Any], max_length: int = MAX_TURN_CHARS) -> Optional[Dict[str, Any]]:
     """The errors-file entry of a pair that cannot be annotated
     (``record_format.invalid_side``), with the file and line of that turn's
     first utterance; None for a valid pair."""
@@ -156,7 +156,7 @@ def problem_entry(problem: Problem) -> Dict[str, Any]:
     return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
-def rows_and_skips(pairs: Iterator[TurnPair], max_length: int = DEFAULT_MAX_LENGTH
+def rows_and_skips(pairs: Iterator[TurnPair], max_length: int = MAX_TURN_CHARS
                    ) -> Iterator[Tuple[Dict[str, Any], Optional[Dict[str, Any]]]]:
     """``(row, skip entry or None)`` for each pair."""
     for pair in pairs:
@@ -178,5 +178,5 @@ def input_signature(path) -> Dict[str, Any]:
     }
 
 
-__all__ = ["DEFAULT_MAX_LENGTH", "SourceOptions", "checked_source", "count_pairs",
+__all__ = ["MAX_TURN_CHARS", "SourceOptions", "checked_source", "count_pairs",
            "input_signature", "problem_entry", "read_pairs", "rows_and_skips", "skip_entry"]

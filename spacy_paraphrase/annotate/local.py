@@ -22,7 +22,7 @@ from .annotator import PairAnnotator, row_length
 from .paths import check_model, check_targets, own_files
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
 from .input_pairs import (
-    DEFAULT_MAX_LENGTH,
+    MAX_TURN_CHARS,
     SourceOptions,
     checked_source,
     count_pairs,
@@ -120,7 +120,7 @@ class _Reader:
     order)."""
 
     def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int,
-                 max_length: int = DEFAULT_MAX_LENGTH):
+                 max_length: int = MAX_TURN_CHARS):
         self.problems = 0
         self.dropped = 0  # counted from the start of the input, also over the pairs a resumed run skips
         self.skip_problems = progress.problems_seen

@@ -1,6 +1,6 @@
 """The annotate job on a Ray cluster (``--engine ray``; docs/ray.md).
 
-The driver streams the corpus's pairs (``source``), writes skips and
+The driver streams the corpus's pairs (``input_pairs``), writes skips and
 malformed records to the errors file as the local engine does, and stages the
 valid rows as JSON Lines shards cut at conversation boundaries (``staging``).
 Ray Data then reads the shards, runs ``PairAnnotatorActor`` on a fixed pool

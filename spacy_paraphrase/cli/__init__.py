@@ -10,8 +10,9 @@ visualize       HTML of pair Docs or annotate records: both turns, shaded words,
 report          annotate records -> a corpus report: rates with intervals per group and over time, phrases
 validate        a coding sheet for human coders; agreement and corrected rates from coded sheets
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
-find-threshold  tune ``threshold`` (or ``highlight_threshold``, ...) of a paraphrase_spans or pair_classifier
-cross-tune      estimate tuned-threshold scores on unseen pairs (k-fold)
+tune            tune a setting of a paraphrase_spans or pair_classifier (a threshold, the span decoding,
+                the vote-share map) on pair Docs, and save it
+cross-tune      estimate the scores of tuned settings on unseen pairs (k-fold)
 check-strings   the same pairs as strings and as word lists: what a user sees differ
 baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
@@ -25,14 +26,14 @@ from ._util import app
 # the commands, in the order --help lists them
 from .convert import convert_app  # noqa: F401
 from .backbone import backbone_app  # noqa: F401
-from .annotate import annotate_cli  # noqa: F401
-from .visualize import visualize_cli  # noqa: F401
+from .annotate import annotate, annotate_cli  # noqa: F401
+from .visualize import visualize, visualize_cli  # noqa: F401
 from .report import report, report_cli  # noqa: F401
 from .validate import validate_app  # noqa: F401
-from .quantize import quantize_cli  # noqa: F401
+from .quantize import quantize, quantize_cli  # noqa: F401
 from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401
-from .find_threshold import find_threshold, find_threshold_cli  # noqa: F401
+from .tune import tune, tune_cli  # noqa: F401
 from .cross_tune import cross_tune, cross_tune_cli  # noqa: F401
 from .check_strings import check_strings, check_strings_cli  # noqa: F401
 from .baseline import baseline, baseline_cli  # noqa: F401

@@ -9,7 +9,7 @@ from typing import Annotated, Callable, Dict, List, Optional, TypeVar
 import typer
 from wasabi import msg
 
-from ..pair_classifier.thresholds import N_QUANTILES
+from ..tuning.classifier import N_QUANTILES
 
 app = typer.Typer(name="spacy-paraphrase", no_args_is_help=True, add_completion=False)
 
@@ -48,7 +48,7 @@ PairDocs = Annotated[Path, typer.Argument(help=".spacy file of reference pair Do
 BatchSize = Annotated[int, typer.Option("--batch-size", "-b", min=0, help=BATCH_HELP)]
 GpuId = Annotated[int, typer.Option("--gpu-id", "-g", help=GPU_HELP)]
 Folds = Annotated[int, typer.Option("--folds", "-k", min=2, help="Number of folds (tune on k-1, score the held-out one)")]
-Repeats = Annotated[int, typer.Option("--repeats", "-r", min=1, help="Number of seeded shuffles into folds")]
+Repeats = Annotated[int, typer.Option("--repeats", min=1, help="Number of seeded shuffles into folds")]
 FoldSeed = Annotated[int, typer.Option("--seed", help=FOLD_SEED_HELP)]
 DrawSeed = Annotated[int, typer.Option("--seed", help="Seed of the random draw")]
 DocsLang = Annotated[str, typer.Option("--lang", help="Language of the vocab the Docs are read into")]
@@ -59,7 +59,7 @@ SkipBad = Annotated[bool, typer.Option("--skip-bad", help="Leave bad rows out (c
 Lang = Annotated[str, typer.Option("--lang", help="Language of the blank pipeline used for tokenization")]
 
 
-# find-threshold, cross-tune
+# tune, cross-tune
 QUANTILES_HELP = ("pair_classifier only: also try this many evenly spaced quantiles of the "
                   f"decided probabilities on the tuning pairs (default {N_QUANTILES}; "
                   "0: the grid alone)")
@@ -125,7 +125,7 @@ def process(nlp, examples: list, batch_size: int) -> list:
 
 def check_folds(n_examples: int, folds: int, repeats: int) -> None:
     """CommandError, before the pipeline runs, on folds the pairs cannot fill."""
-    from ..cross_tuning import check_folds as check
+    from ..tuning.folds import check_folds as check
 
     try:
         check(n_examples, folds, repeats)
@@ -158,15 +158,11 @@ def print_scores(scores: Dict[str, object]) -> None:
 
 
 def choose_tuning(nlp, pipe_name: str, **options):
-    """The component's ``Tuning`` (``tuning.tuning_for``), checked against the
-    options; with ``highlight_scale``, the scale is set for this run."""
-    from ..paraphrase_spans.readout import set_highlight_scale
-    from ..tuning import tunable_names, tuning_for
+    """``tuning.choose_tuning``; CommandError when the request cannot be carried out."""
+    from ..tuning import choose_tuning as choose, tunable_names
 
     try:
-        tuning = tuning_for(nlp, pipe_name)
-        tuning.check(**options)
-        set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
+        tuning = choose(nlp, pipe_name, **options)
     except ValueError as err:  # TuningError, an unknown highlight scale
         raise CommandError(str(err)) from None
     names = tunable_names(nlp)

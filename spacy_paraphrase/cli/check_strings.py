@@ -16,8 +16,8 @@ def check_strings(model: str, data: Path, pipe_name: str = "paraphrase_spans", f
                   seed: int = 0, batch_size: int = 0, gpu_id: int = -1) -> Dict[str, object]:
     """The string-input checks and both inputs' scores, as trained and
     cross-tuned (``{"checks", "words", "strings"}``)."""
-    from ..paraphrase_spans import thresholds
     from ..paraphrase_spans.strings import check_strings as run_checks
+    from ..tuning import spans
 
     nlp = load(model, gpu_id)
     if pipe_name not in nlp.pipe_names or not hasattr(nlp.get_pipe(pipe_name), "readout"):
@@ -29,8 +29,8 @@ def check_strings(model: str, data: Path, pipe_name: str = "paraphrase_spans", f
     words, strings, checks = run_checks(nlp, examples, readout, batch_size=batch_size, progress=True)
     result: Dict[str, object] = {"checks": checks}
     for name, examples in (("words", words), ("strings", strings)):
-        as_is = thresholds.score_docs(examples, readout, pipe_name, pipe.scorer)
-        crossed = thresholds.cross_tuned_scores(
+        as_is = spans.score_docs(examples, readout, pipe_name, pipe.scorer)
+        crossed = spans.cross_tuned_scores(
             examples, readout, pipe_name, folds=folds, repeats=repeats, seed=seed, scorer=pipe.scorer,
             progress=f"cross-tune ({name})",
         )

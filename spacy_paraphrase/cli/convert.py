@@ -17,7 +17,7 @@ from ..converters.common import Convert, ConversionError, ConversionReport
 from ..converters.contextdep import convert_contextdep
 from ..converters.multipit import convert_multipit
 from ..converters.pairs import convert_pairs
-from ._util import InputPath, Lang, OutputPath, SkipBad, app
+from ._util import CommandError, InputPath, Lang, OutputPath, SkipBad, app, run_command
 
 convert_app = typer.Typer(
     name="convert",
@@ -37,7 +37,8 @@ def contextdep_cli(
     lang: Lang = "en",
 ):
     """ContextDeP interview turn pairs with word highlights (TSV, one row per annotation)."""
-    run_conversion(partial(convert_contextdep, input_path, mode=mode, skip_bad=skip_bad), input_path, output_path, lang)
+    convert = partial(convert_contextdep, input_path, mode=mode, skip_bad=skip_bad)
+    run_command(run_conversion, convert, input_path, output_path, lang)
 
 
 @convert_app.command("circa")
@@ -61,7 +62,7 @@ def circa_cli(
         convert_circa, input_path, labels=labels, mode=mode, split=split, setting=setting,
         seed=seed, held_out=held_out, skip_bad=skip_bad, lang=lang,
     )
-    run_conversion(convert, input_path, output_path, lang)
+    run_command(run_conversion, convert, input_path, output_path, lang)
 
 
 @convert_app.command("multipit")
@@ -72,7 +73,8 @@ def multipit_cli(
     lang: Lang = "en",
 ):
     """MultiPIT expert sentence pairs (CSV: sentence1, sentence2, label 0/1)."""
-    run_conversion(partial(convert_multipit, input_path, skip_bad=skip_bad, lang=lang), input_path, output_path, lang)
+    convert = partial(convert_multipit, input_path, skip_bad=skip_bad, lang=lang)
+    run_command(run_conversion, convert, input_path, output_path, lang)
 
 
 @convert_app.command("arpa")
@@ -87,18 +89,33 @@ def arpa_cli(
 ):
     """ARPA Armenian sentence pairs (TSV: 1 / 0 / -1); tokenize with --lang hy."""
     convert = partial(convert_arpa, input_path, keep_near=keep_near, skip_bad=skip_bad, lang=lang)
-    run_conversion(convert, input_path, output_path, lang)
+    run_command(run_conversion, convert, input_path, output_path, lang)
 
 
 def parse_label_map(value: str) -> dict:
-    """The ``--label-map`` JSON object; exits with status 1 on anything else."""
+    """The ``--label-map`` JSON object; CommandError on anything else."""
     try:
         label_map = json.loads(value)
     except json.JSONDecodeError as err:
-        msg.fail(f"--label-map is not valid JSON: {err}", exits=1)
+        raise CommandError(f"--label-map is not valid JSON: {err}") from None
     if not isinstance(label_map, dict):
-        msg.fail("--label-map must be a JSON object", exits=1)
+        raise CommandError("--label-map must be a JSON object")
     return label_map
+
+
+def label_options(label: Optional[str] = None, no_label: bool = False, label_map: Optional[str] = None) -> dict:
+    """``convert_pairs``' label options from the command line's; CommandError
+    for ``--label`` with ``--no-label`` and a bad ``--label-map``."""
+    if no_label and label is not None:
+        raise CommandError("--label and --no-label exclude each other")
+    options: dict = {}
+    if no_label:
+        options["label"] = None
+    elif label is not None:
+        options["label"] = label
+    if label_map is not None:
+        options["label_map"] = parse_label_map(label_map)
+    return options
 
 
 @convert_app.command("pairs")
@@ -132,20 +149,12 @@ def pairs_cli(
     lang: Lang = "en",
 ):
     """Any CSV / TSV / JSON Lines file of text pairs (columns chosen by options)."""
-    if no_label and label is not None:
-        msg.fail("--label and --no-label exclude each other", exits=1)
-    options: dict = {}
-    if no_label:
-        options["label"] = None
-    elif label is not None:
-        options["label"] = label
-    if label_map is not None:
-        options["label_map"] = parse_label_map(label_map)
+    options = run_command(label_options, label, no_label, label_map)
     convert = partial(
         convert_pairs, input_path, text1=text1, text2=text2, id_column=id_column, delimiter=delimiter,
         header=header, quoting=quoting, skip_bad=skip_bad, lang=lang, **options,
     )
-    run_conversion(convert, input_path, output_path, lang)
+    run_command(run_conversion, convert, input_path, output_path, lang)
 
 
 MAX_SHOWN = 20
@@ -174,7 +183,7 @@ def run_conversion(convert: Convert, input_path: Path, output_path: Path, lang: 
     """Run ``convert`` on the vocab of a blank ``lang`` pipeline, write its Docs
     to ``output_path`` (a DocBin keeping user data, written through a temporary
     file) and print the summary. A ``ConversionError``, an invalid option, an
-    output path that is the input, or no pair converted exits with status 1."""
+    output path that is the input, or no pair converted raises CommandError."""
     import spacy
 
     from ..splits import check_outputs, write_docs
@@ -184,13 +193,13 @@ def run_conversion(convert: Convert, input_path: Path, output_path: Path, lang: 
         check_outputs([input_path], [output_path])
         docs, report = convert(vocab)
     except ConversionError as err:
-        msg.fail(f"Conversion stopped: {err}", exits=1)
+        raise CommandError(f"Conversion stopped: {err}") from None
     except ValueError as err:
-        msg.fail(f"Invalid option: {err}", exits=1)
+        raise CommandError(f"Invalid option: {err}") from None
     if not docs:
         print_notes(report)
-        msg.fail(f"No pair converted from {input_path} ({report.n_rows} rows, {len(report.skipped)} skipped "
-                 f"as bad): nothing written to {output_path}", exits=1)
+        raise CommandError(f"No pair converted from {input_path} ({report.n_rows} rows, {len(report.skipped)} "
+                           f"skipped as bad): nothing written to {output_path}")
     write_docs(docs, output_path)
     print_report(report, output_path)
     return report

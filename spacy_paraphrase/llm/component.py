@@ -2,11 +2,11 @@
 ContextDeP task, plus what the package's commands look for on a
 ``paraphrase_spans`` component — ``cfg`` (the readout settings: the task's
 own dict), ``readout`` and a scorer called with the component's name — so
-``evaluate``, ``find-threshold`` (also ``--save``), ``cross-tune``,
+``evaluate``, ``tune`` (also ``--save``), ``cross-tune``,
 ``annotate`` and ``visualize`` run on it unchanged.
 
 ``threshold``, ``highlight_threshold`` and ``highlight_scale`` given here
-(not null) replace the task's; ``find-threshold --save`` writes them here.
+(not null) replace the task's; ``tune --save`` writes them here.
 The default model is a local OpenAI-compatible server at
 http://127.0.0.1:8080/v1: by default no text leaves the machine.
 """
@@ -33,8 +33,8 @@ class ParaphraseLLM(LLMWrapper):
         return VoteReadout.from_cfg(self._task.cfg)
 
     def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
-        from ..paraphrase_spans.tuning import SpanTuning
+        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
+        from ..tuning.spans import SpanTuning
 
         return SpanTuning(name or self.name, self)
 

@@ -60,7 +60,7 @@ def _as_no(eg: Example, readout: Readout) -> Example:
 def score_paraphrase_llm(examples: Iterable[Example], **kwargs) -> Dict[str, Optional[float]]:
     """``score_paraphrase_spans`` after re-annotating the predicted Docs with
     the ``VoteReadout`` of the given settings: the pair decision stays the
-    vote share even when a caller (``find-threshold``'s sweep) re-annotated
+    vote share even when a caller (``tune``'s sweep) re-annotated
     the Docs with a plain ``Readout``. Adds ``{name}_llm_no_answer`` (pairs
     without a parsed sample, scored as "no"), ``{name}_llm_unparsed`` (share
     of samples not parsed, after re-asking), ``{name}_llm_reasked`` (share

@@ -202,8 +202,8 @@ class PairClassifier(TrainablePipe):
 
     # ---- prediction -------------------------------------------------------
     def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
-        from .tuning import ClassifierTuning
+        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
+        from ..tuning.classifier import ClassifierTuning
 
         return ClassifierTuning(name or self.name, self)
 

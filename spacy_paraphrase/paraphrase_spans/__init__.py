@@ -1,6 +1,6 @@
 """The ``paraphrase_spans`` component and everything around it: the tagger
 model, the readout (token probabilities -> ``doc.cats`` / ``doc.spans``), the
-scorer, threshold tuning and the reference baselines."""
+scorer and the reference baselines (tuning it: ``spacy_paraphrase/tuning/spans.py``)."""
 from ..lazy import lazy_exports
 
 # imported on first use (spacy_paraphrase/lazy.py)
@@ -24,7 +24,6 @@ _EXPORTS = {
     "make_paraphrase_spans": ".component",
     "ParaphraseBaseline": ".baselines",
     "make_paraphrase_baseline": ".baselines",
-    "thresholds": ".thresholds",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 __all__ = list(_EXPORTS)

@@ -78,8 +78,8 @@ class ParaphraseBaseline(Pipe):
         return Readout.from_cfg(self.cfg)
 
     def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
-        from .tuning import SpanTuning
+        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
+        from ..tuning.spans import SpanTuning
 
         return SpanTuning(name or self.name, self)
 

@@ -174,12 +174,12 @@ class ParaphraseSpans(TrainablePipe):
     def readout(self) -> Readout:
         """The rule from token probabilities to doc.cats / doc.spans, read from
         ``cfg`` on every call (so a cfg changed after creation, e.g. by
-        ``find-threshold``, or loaded from disk, is honoured)."""
+        ``tune``, or loaded from disk, is honoured)."""
         return Readout.from_cfg(self.cfg)
 
     def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning.py``)."""
-        from .tuning import SpanTuning
+        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
+        from ..tuning.spans import SpanTuning
 
         return SpanTuning(name or self.name, self)
 

@@ -17,7 +17,7 @@ a turn into phrases, in this order:
 With ``max_gap = 0``, ``trim_edges = False``, ``min_span_length = 0`` and
 ``max_spans = 0`` (the defaults) nothing changes: the paper's plain rule. The
 settings are cfg keys of ``paraphrase_spans`` (``Readout``), tuned on dev by
-``find-threshold`` / ``cross-tune`` from the stored probabilities.
+``tune`` / ``cross-tune`` from the stored probabilities.
 """
 import functools
 import string

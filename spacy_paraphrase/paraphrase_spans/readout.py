@@ -196,7 +196,7 @@ class Readout:
             ))
         return spans
 
-    def highlight_flags(self, doc: Doc, probs: numpy.ndarray) -> numpy.ndarray:
+    def span_flags(self, doc: Doc, probs: numpy.ndarray) -> numpy.ndarray:
         """Which tokens are highlighted (bool per token): those inside the
         decoded spans (``highlight_spans``), whether or not the pair passes
         (the scorer's Jaccard reads this)."""

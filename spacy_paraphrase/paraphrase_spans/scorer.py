@@ -7,7 +7,7 @@ Keys, all prefixed with the component's name (``{name}_``):
   of both classes): predicted paraphrase = ``doc.cats[cats_key] >= threshold``.
 - ``jaccard_first`` / ``jaccard_second``: per turn, the mean word-level
   intersection over union of the gold and the predicted highlight
-  (``Readout.highlight_flags`` on the stored ``token_probs``, whether or not
+  (``Readout.span_flags`` on the stored ``token_probs``, whether or not
   the pair passed ``threshold``), over the pairs where both are non-empty
   (``..._n``: how many); ``..._p50``: the paper's exact variant, highlight
   threshold 0.5 on the absolute scale, every run a span.
@@ -198,7 +198,7 @@ def score_paraphrase_spans(  # noqa: C901
         else:
             all_soft = False
         for suffix, rule in (("", readout), ("_p50", paper)):
-            hl = rule.highlight_flags(pred_doc, probs)
+            hl = rule.span_flags(pred_doc, probs)
             for t, turn in zip(("first", "second"), get_turns(pred_doc)):
                 j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
                 if j is not None:

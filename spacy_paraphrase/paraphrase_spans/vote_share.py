@@ -9,7 +9,7 @@ fitted on pairs with annotator votes (``fit_vote_share``: the binomial
 likelihood of each pair's k "paraphrase" votes out of n, L2-penalised). It is
 stored in the component's cfg (``vote_share_map``), so it survives
 ``to_disk`` and ``spacy package``, and applied by the ``Readout`` in
-``nlp.pipe``. ``find-threshold --key vote_share`` fits it on dev;
+``nlp.pipe``. ``tune --key vote_share`` fits it on dev;
 ``cross-tune`` fits it on the tuning folds and scores the held-out fold.
 
 ``agreement_of_share(s) = s² + (1 − s)²``: the chance that two annotators
@@ -26,7 +26,7 @@ from spacy.tokens import Doc
 from ..pair_doc import get_turns
 
 FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3")
-# What `find-threshold --key vote_share` and `cross-tune` fit: the pair score
+# What `tune --key vote_share` and `cross-tune` fit: the pair score
 # alone (a Platt map), chosen over all of FEATURES by the rule in
 # docs/results.md, "Span decoding and vote share".
 DEFAULT_FEATURES = ("pair_score",)
@@ -110,7 +110,7 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
     if not isinstance(cfg, Mapping) or set(cfg) != {"features", "coef", "intercept"}:
         raise ValueError(
             "Readout vote_share_map must be null or {features, coef, intercept} "
-            f"(as `find-threshold --key vote_share` writes it), got {cfg!r}"
+            f"(as `tune --key vote_share` writes it), got {cfg!r}"
         )
     features, coef = list(cfg["features"]), list(cfg["coef"])  # type: ignore[call-overload]
     unknown = [f for f in features if f not in FEATURES]

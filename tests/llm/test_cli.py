@@ -1,5 +1,5 @@
 """The package's commands on an LLM pipeline (replay model), unchanged:
-find-threshold (with --save), annotate, visualize."""
+tune (with --save), annotate, visualize."""
 import json
 import subprocess
 import sys
@@ -51,8 +51,8 @@ def setup(tmp_path_factory):
     return tmp
 
 
-def test_find_threshold_tunes_on_the_votes_and_saves(setup):
-    out = run("-m", "spacy_paraphrase", "find-threshold", str(setup / "llm"), str(setup / "dev.spacy"),
+def test_tune_tunes_on_the_votes_and_saves(setup):
+    out = run("-m", "spacy_paraphrase", "tune", str(setup / "llm"), str(setup / "dev.spacy"),
               "--key", "threshold", "--start", "0.2", "--end", "0.8", "--n-trials", "7",
               "-o", str(setup / "sweep.json"), "--save-to", str(setup / "tuned"), cwd=setup)
     sweep = json.loads((setup / "sweep.json").read_text())

@@ -171,7 +171,7 @@ def test_a_plain_readout_and_the_scorer_decide_by_votes(tmp_path):
     docs = list(nlp.pipe([eg.predicted for eg in egs]))
     egs = [Example(d, eg.reference) for d, eg in zip(docs, egs)]
     pipe = nlp.get_pipe("paraphrase_llm")
-    # find-threshold's sweep re-annotates with a plain Readout: it keeps the stored vote share 1/3 as
+    # tune's sweep re-annotates with a plain Readout: it keeps the stored vote share 1/3 as
     # the pair score even when the token shares say otherwise, and the LLM scorer decides by it
     low = Readout.from_cfg({**pipe.cfg, "threshold": 0.3})
     for eg in egs:
@@ -197,7 +197,7 @@ def test_paraphrase_llm_component_for_the_cli(tmp_path):
     egs = examples_of(nlp, [((GUEST, HOST), 1), (("It rained.", "How was the match?"), 0)])
     scores = nlp.evaluate(egs)
     assert scores["paraphrase_llm_pair_acc"] == 1.0 and scores["paraphrase_llm_pair_f"] == 1.0
-    # the cfg is the task's: find-threshold's setting reaches the readout
+    # the cfg is the task's: tune's setting reaches the readout
     pipe.cfg["threshold"] = 0.9
     assert nlp(make_pair_doc(nlp, GUEST, HOST)).spans["paraphrase"].attrs["margin"] == pytest.approx(2 / 3 - 0.9)
     assert len(nlp(make_pair_doc(nlp, GUEST, HOST)).spans["paraphrase"]) == 0
@@ -206,7 +206,7 @@ def test_paraphrase_llm_component_for_the_cli(tmp_path):
 def test_to_disk_and_back_with_a_saved_threshold(tmp_path):
     nlp = replay_nlp(tmp_path, [{"match": "", "texts": [YES, YES, NO]}], factory="paraphrase_llm", n_samples=5)
     nlp.get_pipe("paraphrase_llm").cfg["threshold"] = 0.7
-    nlp.get_pipe_config("paraphrase_llm")["threshold"] = 0.7  # what find-threshold --save writes
+    nlp.get_pipe_config("paraphrase_llm")["threshold"] = 0.7  # what tune --save writes
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe")
     pipe = loaded.get_pipe("paraphrase_llm")
@@ -223,13 +223,13 @@ def test_cfg_changed_in_memory_is_saved_with_the_pipeline(tmp_path):
     assert loaded.get_pipe("paraphrase_llm").cfg["highlight_threshold"] == pytest.approx(0.25)
 
 
-def test_find_threshold_save_in_place_is_what_loads(tmp_path):
-    from spacy_paraphrase.saving import save_settings_in_place
+def test_tune_save_in_place_is_what_loads(tmp_path):
+    from spacy_paraphrase.tuning.settings import save_settings_in_place
 
     nlp = replay_nlp(tmp_path, [{"match": "", "texts": [YES, YES, NO]}], factory="paraphrase_llm")
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe")
-    # what `find-threshold --save` does: cfg and config in memory, then only those two files rewritten
+    # what `tune --save` does: cfg and config in memory, then only those two files rewritten
     loaded.get_pipe("paraphrase_llm").cfg["threshold"] = 0.8
     loaded.get_pipe_config("paraphrase_llm")["threshold"] = 0.8
     save_settings_in_place(loaded, tmp_path / "pipe", "paraphrase_llm")

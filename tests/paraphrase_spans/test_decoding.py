@@ -40,10 +40,10 @@ def test_gap_bridging_trimming_min_length_and_cap(nlp):
     assert _spans(capped, doc) == [(1, 4, "SOURCE"), (6, 8, "SOURCE"), (12, 13, "PARAPHRASE")]
 
 
-def test_highlight_flags_follow_the_decoded_spans(nlp):
+def test_span_flags_follow_the_decoded_spans(nlp):
     doc = make_pair_doc(nlp, FIRST, SECOND)
     r = Readout(highlight_threshold=0.5, max_spans=1)
-    flags = r.highlight_flags(doc, numpy.asarray(PROBS, dtype="float32"))
+    flags = r.span_flags(doc, numpy.asarray(PROBS, dtype="float32"))
     assert numpy.flatnonzero(flags).tolist() == [1, 2, 3, 12]
     # the written spans and the flags the scorer reads agree
     r = r.replace(threshold=0.1)

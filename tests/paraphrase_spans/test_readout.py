@@ -72,9 +72,9 @@ def test_pair_score_and_highlights(nlp):
     r = Readout(threshold=0.3)
     assert r.pair_score(doc, PROBS) == pytest.approx(0.4)
     assert r.is_paraphrase(doc, PROBS) and not r.replace(threshold=0.41).is_paraphrase(doc, PROBS)
-    assert r.highlight_flags(doc, PROBS).tolist() == [False, False, False, True, False]
+    assert r.span_flags(doc, PROBS).tolist() == [False, False, False, True, False]
     turn_max = r.replace(highlight_scale="turn_max")
-    assert turn_max.highlight_flags(doc, PROBS).tolist() == [True, True, False, True, False]
+    assert turn_max.span_flags(doc, PROBS).tolist() == [True, True, False, True, False]
     assert [(s.start, s.end, s.label_) for s in turn_max.highlight_spans(doc, PROBS)] == [
         (0, 2, "SOURCE"), (3, 4, "PARAPHRASE")]
 
@@ -160,7 +160,7 @@ def test_component_annotations_equal_its_readout(trained_pipeline):
     pipe = nlp.get_pipe("paraphrase_spans")
     saved = dict(pipe.cfg)
     try:
-        # a cfg changed after creation (as find-threshold does) is honoured
+        # a cfg changed after creation (as tune does) is honoured
         pipe.cfg.update(threshold=0.0, highlight_threshold=0.6, highlight_scale="turn_max")
         readout = pipe.readout
         assert readout == Readout(threshold=0.0, highlight_threshold=0.6, highlight_scale="turn_max")

@@ -1,13 +1,11 @@
-import inspect
-
 import numpy
 import pytest
 import srsly
 from spacy.tokens import DocBin
+import typer.main
 from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app as main_app
-from spacy_paraphrase.cli.visualize import visualize_cli
 from spacy_paraphrase.visualize.inputs import sort_views
 from tests.visualize.helpers import model_doc
 
@@ -182,10 +180,10 @@ def test_sort_views_by_margin_uses_its_size_and_puts_missing_last():
 def test_visualize_help_names_the_sorts_and_the_shade_scale(columns, monkeypatch):
     if columns is not None:
         monkeypatch.setenv("COLUMNS", columns)  # a narrow terminal the tests may run in
-    params = inspect.signature(visualize_cli).parameters
-    sort_help = params["sort"].default.help
+    params = {param.name: param for param in typer.main.get_command(main_app).commands["visualize"].params}
+    sort_help = params["sort"].help
     assert "margin (borderline first" in sort_help and "agreement (lowest agreement first; weak today" in sort_help
-    assert "page_max" in params["shade_scale"].default.help
+    assert "page_max" in params["shade_scale"].help
     result = runner.invoke(_app(), ["visualize", "--help"])
     assert result.exit_code == 0 and "--shade-scale" in flat(result.output)
 

@@ -1,4 +1,4 @@
-"""The tuning interface (spacy_paraphrase/tuning.py): both components
+"""The tuning interface (spacy_paraphrase/tuning/base.py): both components
 implement it, the commands find a component through it, and what it cannot
 do is a TuningError with a message."""
 import numpy
@@ -8,8 +8,8 @@ from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli._util import process
-from spacy_paraphrase.pair_classifier import thresholds as pair_thresholds
-from spacy_paraphrase.paraphrase_spans import thresholds as span_thresholds
+from spacy_paraphrase.tuning import classifier as classifier_tuning
+from spacy_paraphrase.tuning import spans as span_tuning
 from spacy_paraphrase.tuning import Found, Tuning, TuningError, tunable_names, tuning_for
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
@@ -45,7 +45,7 @@ def test_a_pair_classifier_tunes_its_threshold_through_the_interface(tiny_bert):
     found = tuning.find(examples, "threshold", values)
     assert isinstance(found, Found)
     cfg = dict(nlp.get_pipe("pair_classifier").cfg)
-    assert found.settings == pair_thresholds.tune(examples, cfg, "pair_classifier", values)
+    assert found.settings == classifier_tuning.tune(examples, cfg, "pair_classifier", values)
     assert found.report["objective"] == "pair_classifier_macro_f"
     assert found.summary.startswith("Best threshold = ")
     estimate = tuning.cross_tune(examples, folds=2, repeats=1, seed=0)
@@ -69,8 +69,8 @@ def test_a_paraphrase_spans_tunes_every_key_through_the_interface(trained_pipeli
     pipe = nlp.get_pipe("paraphrase_spans")
     for key in ("threshold", "highlight_threshold"):
         found = tuning.find(processed, key, [0.2, 0.5, 0.8])
-        sweep = span_thresholds.sweep(processed, dict(pipe.cfg), "paraphrase_spans", key, [0.2, 0.5, 0.8])
-        objective = span_thresholds.default_objective("paraphrase_spans", key)[1]
+        sweep = span_tuning.sweep(processed, dict(pipe.cfg), "paraphrase_spans", key, [0.2, 0.5, 0.8])
+        objective = span_tuning.default_objective("paraphrase_spans", key)[1]
         assert found.settings == {key: max(sweep, key=objective)["value"]}
     found = tuning.find(processed, "decoding", [0.5])
     assert set(found.settings) == {"highlight_threshold", "max_spans", "max_gap", "min_span_length", "trim_edges"}

@@ -1,4 +1,6 @@
-"""Tuning the decision ``threshold`` of a ``pair_classifier`` on scored pair Docs.
+"""Tuning the decision ``threshold`` of a ``pair_classifier`` on scored pair
+Docs: its ``Tuning`` (``ClassifierTuning``, what the commands call) over the
+functions below.
 
 The threshold decides a binary classifier with a ``positive_label`` (positive
 iff ``p(positive_label) >= threshold``) and every label of a non-exclusive
@@ -10,9 +12,9 @@ pipeline has processed once.
 Tuned on the component's macro-F1 by default (``{name}_macro_f``), never on
 the positive label's F1 alone, which rewards calling every pair a paraphrase.
 ``cross_tuned_scores`` estimates what a tuned threshold scores on unseen pairs
-(the k-fold loop of ``cross_tuning``).
+(the k-fold loop of ``tuning.folds``).
 
-The values tried (``candidate_values``) are a fixed grid (``DEFAULT_VALUES``,
+The values tried (``candidate_values``) are a fixed grid (``search.DEFAULT_VALUES``,
 0.05 ... 0.95) plus ``n_quantiles`` evenly spaced quantiles of the
 probabilities the threshold decides, taken on the Docs it is tuned on (in
 cross-tuning: the tuning folds only). A fine-tuned softmax classifier's
@@ -32,11 +34,12 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy
 from spacy.training import Example
 
-from ..cross_tuning import Scorer, cross_tuned
-from .scorer import score_pair_classifier
+from ..pair_classifier.scorer import score_pair_classifier
+from .base import Found, Tuning, TuningError
+from .folds import cross_tuned
+from .search import DEFAULT_VALUES, Scorer, score_key_objective, sweep_found
 
 KEY = "threshold"
-DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
 N_QUANTILES = 19
 SETTINGS = ("labels", "exclusive_classes", "positive_label", "threshold")
 
@@ -144,7 +147,7 @@ def cross_tuned_scores(
 ) -> Dict:
     """Estimate the scores of a tuned threshold on unseen pairs: tuned on k-1
     folds (its candidate quantiles taken on those folds), the held-out fold
-    scored with it (``cross_tuning.cross_tuned``)."""
+    scored with it (``tuning.folds.cross_tuned``)."""
     check_tunable(cfg, name)
     return cross_tuned(
         examples,
@@ -152,3 +155,59 @@ def cross_tuned_scores(
         lambda test_on, best: score_docs(test_on, dict(cfg, **best), name, scorer),
         folds=folds, repeats=repeats, seed=seed, progress=progress,
     )
+
+
+SHOWN = ("acc", "macro_f", "pos_p", "pos_r", "pos_f")
+
+
+class ClassifierTuning(Tuning):
+    kind = "pair_classifier"
+    keys = (KEY,)
+    shown = SHOWN
+
+    def check(self, key="threshold", *, highlight_scale="", highlight_scores_key="", n_quantiles=None) -> None:
+        if key not in self.keys:
+            raise TuningError(f"A pair_classifier has one threshold to tune (--key threshold), not {key!r}")
+        given = [opt for opt, value in (("--highlight-scores-key", highlight_scores_key),
+                                        ("--highlight-scale", highlight_scale)) if value]
+        if given:
+            raise TuningError(f"A pair_classifier has no highlights: {' and '.join(given)} "
+                              f"{'is' if len(given) == 1 else 'are'} for paraphrase_spans")
+
+    def _objective(self, scores_key: str):
+        if scores_key:
+            return scores_key, score_key_objective(scores_key)
+        return default_objective(self.name)
+
+    @staticmethod
+    def _quantiles(n_quantiles: Optional[int]) -> int:
+        return N_QUANTILES if n_quantiles is None else n_quantiles
+
+    def find(self, examples: Sequence[Example], key: str, values: Sequence[float], scores_key: str = "",
+             n_quantiles: Optional[int] = None) -> Found:
+        self.check(key)
+        label, objective = self._objective(scores_key)
+        cfg = dict(self.pipe.cfg)
+        try:
+            values = list(candidate_values(examples, cfg, values, self._quantiles(n_quantiles)))
+            results = sweep(examples, cfg, self.name, values, self.pipe.scorer)
+        except ValueError as err:  # settings that decide nothing
+            raise TuningError(str(err)) from None
+        return sweep_found(self.name, key, label, objective, results, [f"{self.name}_{k}" for k in SHOWN])
+
+    def cross_tune(self, examples, *, folds, repeats, seed, pair_scores_key="", highlight_scores_key="",
+                   n_quantiles=None, decoding=True, vote_share=True, progress=None) -> Dict[str, object]:
+        self.check(highlight_scores_key=highlight_scores_key)
+        label, objective = self._objective(pair_scores_key)
+        cfg, n_quantiles = dict(self.pipe.cfg), self._quantiles(n_quantiles)
+        try:
+            objective(score_docs(examples[:1], cfg, self.name, self.pipe.scorer))
+            result = cross_tuned_scores(
+                examples, cfg, self.name, folds=folds, repeats=repeats, seed=seed, objective=objective,
+                scorer=self.pipe.scorer, n_quantiles=n_quantiles, progress=progress,
+            )
+        except ValueError as err:
+            raise TuningError(str(err)) from None
+        result["objectives"] = {"threshold": label}
+        result["n_quantiles"] = n_quantiles
+        return result

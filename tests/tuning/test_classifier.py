@@ -12,9 +12,8 @@ from typer.testing import CliRunner
 import spacy_paraphrase.pair_classifier  # noqa: F401
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli import app
-from spacy_paraphrase.pair_classifier.thresholds import (
-    DEFAULT_VALUES, candidate_values, check_tunable, cross_tuned_scores, score_docs, sweep, tune,
-)
+from spacy_paraphrase.tuning.classifier import candidate_values, check_tunable, cross_tuned_scores, score_docs, sweep, tune
+from spacy_paraphrase.tuning.search import DEFAULT_VALUES
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
 NAME = "pair_classifier"
@@ -128,17 +127,17 @@ def classifier_dir(tiny_bert, tmp_path_factory):
     return root
 
 
-def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
+def test_tune_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
     model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
     sweep_json, tuned = tmp_path / "sweep.json", tmp_path / "tuned"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
+    result = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
                                  "--output", str(sweep_json), "--save-to", str(tuned)])
     assert result.exit_code == 0, result.output
     payload = json.loads(sweep_json.read_text())
     assert payload["objective"] == f"{NAME}_macro_f"
     assert [r["value"] for r in payload["sweep"]] == pytest.approx([0.05, 0.5, 0.95])
     # by default the grid is joined by quantiles of the pairs' p(positive)
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "1",
+    result = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "3", "--n-quantiles", "1",
                                  "--output", str(sweep_json)])
     assert result.exit_code == 0, result.output
     probs = [doc.cats[POS] for doc in spacy.load(model).pipe(
@@ -158,16 +157,16 @@ def test_find_threshold_on_a_pair_classifier_saves_it(classifier_dir, tmp_path):
         (["--pipe", "sentencizer"], "is neither a paraphrase_spans"),
         (["--pipe", "nope"], "No component 'nope'"),
     ):
-        bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "1"] + bad_args)
+        bad = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "1"] + bad_args)
         assert bad.exit_code == 1 and message in bad.output, bad.output
-    bad = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-quantiles", "-1"])
+    bad = runner.invoke(app, ["tune", str(model), str(data), "--n-quantiles", "-1"])
     assert bad.exit_code == 2 and "--n-quantiles" in bad.output  # refused before the model loads
 
 
 def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
     model, data = classifier_dir / "model", classifier_dir / "dev.spacy"
     out = tmp_path / "cross.json"
-    args = ["cross-tune", str(model), str(data), "-k", "2", "-r", "2", "--output", str(out)]
+    args = ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "2", "--output", str(out)]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
@@ -181,7 +180,7 @@ def test_cross_tune_on_a_pair_classifier(classifier_dir, tmp_path):
 
 
 def test_the_default_component_prefers_paraphrase_spans(tiny_bert, tmp_path):
-    """With both components, find-threshold tunes paraphrase_spans unless --pipe says otherwise."""
+    """With both components, tune tunes paraphrase_spans unless --pipe says otherwise."""
     from tests.util import make_examples, make_nlp
 
     fix_random_seed(0)
@@ -196,7 +195,7 @@ def test_the_default_component_prefers_paraphrase_spans(tiny_bert, tmp_path):
     nlp.initialize(lambda: examples)
     nlp.to_disk(tmp_path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "dev.spacy")
-    args = ["find-threshold", str(tmp_path / "model"), str(tmp_path / "dev.spacy"), "--n-trials", "1",
+    args = ["tune", str(tmp_path / "model"), str(tmp_path / "dev.spacy"), "--n-trials", "1",
             "--output", str(tmp_path / "sweep.json")]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -221,8 +220,8 @@ def _make_low_threshold_scorer():
 
 
 def test_tuning_uses_the_given_scorer():
-    from spacy_paraphrase.pair_classifier.thresholds import default_objective
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_key_objective
+    from spacy_paraphrase.tuning.classifier import default_objective
+    from spacy_paraphrase.tuning.search import score_key_objective
 
     examples, scorer = _examples(), _make_low_threshold_scorer()
     low = score_key_objective(f"{NAME}_low")
@@ -236,7 +235,7 @@ def test_tuning_uses_the_given_scorer():
 
 
 def test_the_commands_tune_on_the_configured_scorer(classifier_dir, tmp_path):
-    """find-threshold and cross-tune score with [components.pair_classifier.scorer], not the built-in."""
+    """tune and cross-tune score with [components.pair_classifier.scorer], not the built-in."""
     import shutil
 
     model, data = tmp_path / "model", classifier_dir / "dev.spacy"
@@ -247,13 +246,13 @@ def test_the_commands_tune_on_the_configured_scorer(classifier_dir, tmp_path):
                             '"test.pair_scorer_preferring_low_thresholds.v1"')
     (model / "config.cfg").write_text(config)
     out = tmp_path / "out.json"
-    result = runner.invoke(app, ["find-threshold", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
+    result = runner.invoke(app, ["tune", str(model), str(data), "--n-trials", "3", "--n-quantiles", "0",
                                  "--scores-key", f"{NAME}_low", "--output", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())
     assert payload["best"] == pytest.approx(0.05)
     assert [r[f"{NAME}_low"] for r in payload["sweep"]] == pytest.approx([-0.05, -0.5, -0.95])
-    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "-r", "1", "--n-quantiles", "0",
+    result = runner.invoke(app, ["cross-tune", str(model), str(data), "-k", "2", "--repeats", "1", "--n-quantiles", "0",
                                  "--pair-scores-key", f"{NAME}_low", "--output", str(out)])
     assert result.exit_code == 0, result.output
     payload = json.loads(out.read_text())

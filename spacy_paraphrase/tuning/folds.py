@@ -6,9 +6,9 @@ held-out fold is scored with it; the fold scores are averaged over several
 seeded repetitions (each repetition shuffles the examples anew).
 
 This module holds the fold loop only. What is tuned and how a fold is scored
-belong to the component: ``paraphrase_spans.thresholds`` (``paraphrase_spans``: the pair
-and highlight thresholds) and ``pair_classifier.thresholds`` (the decision
-threshold of a binary ``pair_classifier``).
+belong to the component's tuning: ``tuning.spans`` (``paraphrase_spans``: the
+pair and highlight thresholds, the span decoding, the vote-share map) and
+``tuning.classifier`` (the decision threshold of a binary ``pair_classifier``).
 """
 import random
 import statistics
@@ -19,8 +19,6 @@ from spacy.training import Example
 from tqdm import tqdm
 
 Chosen = TypeVar("Chosen")
-# A component's scorer: scorer(examples, name=..., **settings) -> scores.
-Scorer = Callable[..., Dict]
 
 
 def check_folds(n_examples: int, folds: int, repeats: int = 1) -> None:

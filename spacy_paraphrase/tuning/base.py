@@ -1,16 +1,15 @@
-"""The tuning interface: what ``find-threshold`` and ``cross-tune`` ask of a
+"""The tuning interface: what ``tune`` and ``cross-tune`` ask of a
 component whose decision settings can be tuned on pair Docs.
 
 A tunable component has a method ``tuning(name) -> Tuning``:
 ``paraphrase_spans`` (and the baseline and ``paraphrase_llm`` in its place)
-returns a ``paraphrase_spans.tuning.SpanTuning``, ``pair_classifier`` a
-``pair_classifier.tuning.ClassifierTuning``. A ``Tuning`` says which keys it
+returns a ``tuning.spans.SpanTuning``, ``pair_classifier`` a
+``tuning.classifier.ClassifierTuning``. A ``Tuning`` says which keys it
 tunes, refuses the options it has no use for (``check``), tunes one key on
 processed pair Docs (``find``) and estimates tuned scores on unseen pairs
-(``cross_tune``). The commands (``cli/find_threshold.py``,
-``cli/cross_tune.py``) hold no component branches: they load, pick the
-component (``tuning_for``), process the pairs once and print what the
-``Tuning`` returns.
+(``cross_tune``). The commands (``cli/tune.py``, ``cli/cross_tune.py``) hold
+no component branches: they load, pick the component (``choose_tuning``),
+process the pairs once and print what the ``Tuning`` returns.
 
 Every method works on Docs the pipeline has processed: a sweep rewrites the
 annotations from what the component stored, so it costs one pipeline run.
@@ -19,7 +18,7 @@ that does not exist, settings that decide nothing) raise ``TuningError``.
 """
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.training import Example
 
@@ -98,7 +97,7 @@ class Tuning(ABC):
         progress: Optional[str] = None,
     ) -> Dict[str, object]:
         """The k-fold estimate of tuned scores on unseen pairs
-        (``cross_tuning.cross_tuned``), with the settings it was made with."""
+        (``tuning.folds.cross_tuned``), with the settings it was made with."""
 
     def score_rows(self, result: Dict[str, object]) -> List[Tuple[str, str, str]]:
         """(score, mean, sd) rows of a cross-tuned estimate, for ``shown``."""
@@ -133,24 +132,14 @@ def tunable_names(nlp) -> List[str]:
     return [name for name, pipe in nlp.pipeline if tunable(pipe)]
 
 
-def sweep_found(name: str, key: str, label: str, objective: Callable[[Dict], float], results: List[Dict],
-                shown: List[str]) -> Found:
-    """The ``Found`` of a one-value sweep: the best value (the first wins
-    ties), the sweep's table, the report ``--output`` writes. TuningError when
-    the objective cannot be computed at any value."""
-    try:
-        objective(results[0])
-    except ValueError as err:
-        raise TuningError(str(err)) from None
-    if all(objective(r) == float("-inf") for r in results):
-        raise TuningError(f"{label} cannot be computed on these pairs (None at every value): nothing to tune on")
-    rows = [[f"{r['value']:.3f}", f"{objective(r):.4f}"] + [f"{r.get(k) or 0.0:.4f}" for k in shown]
-            for r in results]
-    header = [key, label] + [k.replace(name + "_", "") for k in shown]
-    best = max(results, key=objective)
-    return Found(
-        key, {key: float(best["value"])},
-        {"key": key, "objective": label, "best": best["value"], "sweep": results},
-        [(header, rows)],
-        f"Best {key} = {best['value']:.3f} ({label} {objective(best):.4f})",
-    )
+def choose_tuning(nlp, pipe_name: str = "", **options) -> Tuning:
+    """The ``Tuning`` of ``pipe_name`` (``tuning_for``), checked against the
+    command's options (``Tuning.check``); with ``highlight_scale``, the scale
+    is set on the component for this run. ValueError (``TuningError``, an
+    unknown highlight scale) when the request cannot be carried out."""
+    from ..paraphrase_spans.readout import set_highlight_scale
+
+    tuning = tuning_for(nlp, pipe_name)
+    tuning.check(**options)
+    set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
+    return tuning

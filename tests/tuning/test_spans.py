@@ -4,8 +4,9 @@ import spacy
 from spacy.training import Example
 
 from spacy_paraphrase import make_pair_doc, token_probs
+from spacy_paraphrase.tuning.search import DEFAULT_VALUES
+from spacy_paraphrase.tuning.spans import annotate, cross_tuned_scores, sweep, tune
 from tests.util import write_paraphrase_annotations
-from spacy_paraphrase.paraphrase_spans.thresholds import DEFAULT_VALUES, annotate, cross_tuned_scores, sweep, tune
 
 CFG = {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5}
 NAME = "paraphrase_spans"
@@ -57,7 +58,7 @@ def test_tune_finds_both_thresholds():
     # the pair score): 0.25-0.35 keep every gold word
     assert 0.2 < best["highlight_threshold"] <= 0.35
     annotate([eg.predicted for eg in examples], dict(CFG, **best))
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_docs
+    from spacy_paraphrase.tuning.spans import score_docs
 
     scores = score_docs(examples, dict(CFG, **best), NAME)
     assert scores[f"{NAME}_pair_acc"] == 1.0
@@ -72,7 +73,7 @@ def test_cross_tuning_is_honest():
     # noisy scores: in-sample tuning looks better than held-out tuning
     noisy = _examples(n=40, noise=0.25, seed=1)
     in_sample = tune(noisy, CFG, NAME)
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_docs
+    from spacy_paraphrase.tuning.spans import score_docs
 
     annotate([eg.predicted for eg in noisy], dict(CFG, **in_sample))
     optimistic = score_docs(noisy, dict(CFG, **in_sample), NAME)[f"{NAME}_pair_macro_f"]
@@ -103,7 +104,7 @@ def _turn_calibrated_examples(n=16):
 
 
 def test_cross_tuning_follows_the_given_objectives():
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_key_objective
+    from spacy_paraphrase.tuning.search import score_key_objective
 
     examples = _turn_calibrated_examples()
     first = cross_tuned_scores(
@@ -188,7 +189,7 @@ def test_tuning_uses_the_given_scorer():
     """A scorer adding ``{name}_low`` (maximized by the lowest value) steers the
     tuning when chosen as the objective; the built-in scorer has no such key."""
     from spacy_paraphrase.paraphrase_spans.scorer import score_paraphrase_spans
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_key_objective
+    from spacy_paraphrase.tuning.search import score_key_objective
 
     def scorer(examples, **kwargs):
         scores = score_paraphrase_spans(examples, **kwargs)
@@ -212,7 +213,7 @@ def test_tune_decoding_drops_a_stray_span_and_cross_tuning_reports_the_shape():
     """Gold: one phrase per turn; the model adds a stray word far from it.
     The coordinate search keeps one span per turn, which the held-out folds
     then show as 1 span per highlighted turn and a higher Jaccard."""
-    from spacy_paraphrase.paraphrase_spans.thresholds import tune_decoding
+    from spacy_paraphrase.tuning.spans import tune_decoding
 
     nlp = spacy.blank("en")
     examples = []
@@ -238,13 +239,13 @@ def test_tune_decoding_drops_a_stray_span_and_cross_tuning_reports_the_shape():
 
 
 def score_docs_of(examples, cfg):
-    from spacy_paraphrase.paraphrase_spans.thresholds import score_docs
+    from spacy_paraphrase.tuning.spans import score_docs
 
     return score_docs(examples, cfg, NAME)
 
 
 def test_shaped_jaccard_ranks_outputs_outside_the_shape_limits_last():
-    from spacy_paraphrase.paraphrase_spans.thresholds import shaped_jaccard
+    from spacy_paraphrase.tuning.spans import shaped_jaccard
 
     objective = shaped_jaccard(NAME, {"spans_per_turn": 1.6, "one_word_spans": 0.1})
     scores = {f"{NAME}_jaccard_first": 0.3, f"{NAME}_jaccard_second": 0.5}

@@ -3,7 +3,7 @@ and stderr is a terminal; without one (or off a terminal) it writes nothing."""
 import io
 import sys
 
-from spacy_paraphrase.cross_tuning import cross_tuned
+from spacy_paraphrase.tuning.folds import cross_tuned
 
 
 class Terminal(io.StringIO):

@@ -1,11 +1,14 @@
-"""``find-threshold MODEL DATA``: tune a decision setting of a component on
-pair Docs and save it (the component's ``Tuning``: ``spacy_paraphrase/tuning.py``)."""
+"""``tune MODEL DATA``: tune a decision setting of a component on pair Docs
+(a threshold, the span decoding, the vote-share map) and save it (the
+component's ``Tuning``: ``spacy_paraphrase/tuning/``)."""
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from wasabi import msg
 
+from ..tuning.search import GRID_END, GRID_SIZE, GRID_START
+from ..tuning.settings import save_target
 from ._util import QUANTILES_HELP, BatchSize, CommandError, GpuId, ModelDir, PairDocs, Pipe, app, choose_tuning, \
     load, process, read_examples, run_command, write_json
 
@@ -13,23 +16,22 @@ SCALE_HELP = ("Highlight rule to use: absolute | turn_max (default: the pipeline
               "saved with the threshold by --save / --save-to")
 
 
-def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "threshold", scores_key: str = "",
-                   start: float = 0.05, end: float = 0.95, n_trials: int = 19, n_quantiles: Optional[int] = None,
-                   highlight_scale: str = "", save: bool = False, save_to: Optional[Path] = None,
-                   batch_size: int = 0, gpu_id: int = -1):
+def tune(model: str, data: Path, pipe_name: str = "", key: str = "threshold", scores_key: str = "",
+         start: float = GRID_START, end: float = GRID_END, n_trials: int = GRID_SIZE,
+         n_quantiles: Optional[int] = None, highlight_scale: str = "", save: bool = False,
+         save_to: Optional[Path] = None, batch_size: int = 0, gpu_id: int = -1):
     """Tune ``key`` of a component of ``model`` on the pairs in ``data``:
     returns the ``tuning.Found`` (what was chosen, the tables, the report).
     With ``save``, the chosen settings are saved in ``model`` (in place:
     only the component's cfg and ``config.cfg`` are rewritten); with
     ``save_to``, there instead (a new pipeline directory, unless it is
     ``model``). Refused before the pipeline runs when that is not safe."""
-    import numpy
-
-    from ..saving import SaveError, check_save_target, save_settings
+    from ..saving import SaveError, check_save_target
     from ..tuning import TuningError
+    from ..tuning.search import grid
+    from ..tuning.settings import save_settings
 
-    target = save_to if save_to is not None else (Path(model) if save else None)
-    in_place = save_to is None or (Path(model).exists() and save_to.resolve() == Path(model).resolve())
+    target, in_place = save_target(model, save, save_to)
     if target is not None:
         try:
             check_save_target(target, in_place=in_place)
@@ -38,7 +40,7 @@ def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "thre
     nlp = load(model, gpu_id)
     tuning = choose_tuning(nlp, pipe_name, key=key, highlight_scale=highlight_scale, n_quantiles=n_quantiles)
     examples = process(nlp, read_examples(nlp, data), batch_size)
-    values = [round(float(v), 6) for v in numpy.linspace(start, end, n_trials)]
+    values = list(grid(start, end, n_trials))
     try:
         found = tuning.find(examples, key, values, scores_key, n_quantiles)
     except TuningError as err:
@@ -51,13 +53,13 @@ def find_threshold(model: str, data: Path, pipe_name: str = "", key: str = "thre
     return found
 
 
-@app.command("find-threshold")
-def find_threshold_cli(
+@app.command("tune")
+def tune_cli(
     model: ModelDir,
     data: PairDocs,
     pipe_name: Pipe = "",
     key: Annotated[str, typer.Option(
-        "--key", "-k",
+        "--key",
         help="threshold | highlight_threshold | decoding (the span decoding settings with the highlight "
              "threshold) | vote_share (fit the vote-share map to the annotator votes); all but threshold: "
              "paraphrase_spans only")] = "threshold",
@@ -65,10 +67,10 @@ def find_threshold_cli(
         "--scores-key", "-s",
         help="Score to maximize (default: {pipe}_pair_macro_f for threshold, mean of the two Jaccards for "
              "highlight_threshold; {pipe}_macro_f for a pair_classifier)")] = "",
-    start: Annotated[float, typer.Option("--start", help="Lowest value of the swept grid")] = 0.05,
-    end: Annotated[float, typer.Option("--end", help="Highest value of the swept grid")] = 0.95,
+    start: Annotated[float, typer.Option("--start", help="Lowest value of the swept grid")] = GRID_START,
+    end: Annotated[float, typer.Option("--end", help="Highest value of the swept grid")] = GRID_END,
     n_trials: Annotated[int, typer.Option(
-        "--n-trials", "-n", min=1, help="Number of evenly spaced grid values from --start to --end")] = 19,
+        "--n-trials", min=1, help="Number of evenly spaced grid values from --start to --end")] = GRID_SIZE,
     n_quantiles: Annotated[Optional[int], typer.Option(
         "--n-quantiles", min=0, help=QUANTILES_HELP + " (added to the --start/--end grid)")] = None,
     highlight_scale: Annotated[str, typer.Option("--highlight-scale", help=SCALE_HELP)] = "",
@@ -80,10 +82,10 @@ def find_threshold_cli(
     batch_size: BatchSize = 0,
     gpu_id: GpuId = -1,
 ):
-    """Tune a threshold of a paraphrase_spans or pair_classifier component on pair Docs."""
-    found = run_command(find_threshold, model, data, pipe_name, key, scores_key, start, end, n_trials, n_quantiles,
+    """Tune a threshold, the span decoding or the vote-share map of a component on pair Docs."""
+    found = run_command(tune, model, data, pipe_name, key, scores_key, start, end, n_trials, n_quantiles,
                         highlight_scale, save, save_to, batch_size, gpu_id)
-    target = save_to if save_to is not None else (Path(model) if save else None)
+    target, _ = save_target(model, save, save_to)
     for header, rows in found.tables:
         msg.table(rows, header=header, divider=True)
     if found.summary:

@@ -1,10 +1,15 @@
-"""Tuning the two thresholds of ``paraphrase_spans`` on scored pair Docs.
+"""Tuning a ``paraphrase_spans`` (and the components read like one: the
+baseline, ``paraphrase_llm``) on scored pair Docs: its ``Tuning``
+(``SpanTuning``, what the commands call) over the functions below.
 
 - ``threshold``: a pair is a paraphrase when its pair score reaches it.
   Tuned on pair macro-F1 by default (accuracy with ``objective``); never on
   pair F1 alone, which rewards calling every pair a paraphrase.
 - ``highlight_threshold``: which words of a paraphrase pair are highlighted.
   Tuned on the mean of the two turns' Jaccards.
+- ``decoding``: the span decoding settings (``tune_decoding``), with the
+  highlight threshold; ``vote_share``: the vote-share map fitted to the
+  annotator votes (``fit_share_map``).
 
 Everything here works on Docs the pipeline has already processed: the
 annotations are rewritten from the stored per-token probabilities
@@ -13,7 +18,7 @@ come as a ``Readout`` (or a component's ``cfg``, read with
 ``Readout.from_cfg``); a sweep tries ``readout.replace(threshold=value)``.
 
 ``cross_tuned_scores`` gives an honest estimate of what tuning buys (the
-k-fold loop of ``cross_tuning``): both thresholds are tuned on k-1 folds and
+k-fold loop of ``tuning.folds``): both thresholds are tuned on k-1 folds and
 the held-out fold is scored with them. Scores after tuning on the same Docs
 are optimistic.
 
@@ -26,17 +31,17 @@ null) means the built-in ``score_paraphrase_spans``.
 """
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-import numpy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..cross_tuning import Scorer, check_folds, cross_tuned
-from .readout import Readout
-from .scorer import score_paraphrase_spans
-from .vote_share import DEFAULT_FEATURES, fit_vote_share, pair_features
+from ..paraphrase_spans.readout import Readout
+from ..paraphrase_spans.scorer import score_paraphrase_spans
+from ..paraphrase_spans.vote_share import DEFAULT_FEATURES, fit_vote_share, pair_features
+from .base import Found, Tuning, TuningError
+from .folds import check_folds, cross_tuned
+from .search import DEFAULT_VALUES, Scorer, score_key_objective, sweep_found
 
 KEYS = ("threshold", "highlight_threshold")
-DEFAULT_VALUES = tuple(round(float(v), 4) for v in numpy.linspace(0.05, 0.95, 19))
 # The span decoding settings (decoding.py) and the values a search tries, in
 # the order it tries them.
 DECODING_VALUES: Dict[str, Tuple] = {
@@ -84,21 +89,6 @@ def shaped_jaccard(name: str, limits: Mapping[str, float] = SHAPE_LIMITS) -> Cal
         jacc = (s[f"{name}_jaccard_first"] + s[f"{name}_jaccard_second"]) / 2
         excess = sum(max(0.0, (s.get(f"{name}_{k}") or 0.0) - v) for k, v in limits.items())
         return jacc if excess == 0 else jacc - 1.0 - excess
-
-    return objective
-
-
-def score_key_objective(key: str) -> Callable[[Dict], float]:
-    """The objective "maximize the score ``key``" (e.g. ``paraphrase_spans_token_f``).
-    A key the scorer does not produce raises ValueError; a score that is
-    ``None`` (not computable on these Docs) ranks last."""
-
-    def objective(scores: Dict) -> float:
-        if key not in scores:
-            known = ", ".join(k for k, v in scores.items() if isinstance(v, (int, float)))
-            raise ValueError(f"Unknown score {key!r} to tune on; the scorer gives: {known}")
-        value = scores[key]
-        return float("-inf") if value is None else float(value)
 
     return objective
 
@@ -251,7 +241,7 @@ def cross_tuned_scores(
     progress: Optional[str] = None,
 ) -> Dict:
     """Estimate the scores of tuned thresholds on unseen pairs by k-fold
-    cross-tuning (``cross_tuning.cross_tuned``): both thresholds are tuned on
+    cross-tuning (``tuning.folds.cross_tuned``): both thresholds are tuned on
     k-1 folds (``tune``) and the held-out fold is annotated and scored with
     them (with ``decoding`` / ``vote_share``, also the span decoding and the
     vote-share map: see ``tune``). ``objectives`` maps a key to the score its tuning
@@ -278,3 +268,87 @@ def cross_tuned_scores(
         )
     finally:
         annotate([eg.predicted for eg in examples], readout)
+
+
+# the keys tuned as a group of settings, not swept as one value
+SETTINGS_KEYS = ("decoding", "vote_share")
+SHOWN = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second", "token_f",
+         "spans_per_turn", "one_word_spans", "vote_share_pearson", "vote_share_ece", "agreement_spearman")
+SWEPT = ("pair_acc", "pair_macro_f", "pair_f", "jaccard_first", "jaccard_second")
+
+
+class SpanTuning(Tuning):
+    kind = "paraphrase_spans"
+    keys = KEYS + SETTINGS_KEYS
+    shown = SHOWN
+
+    def check(self, key="threshold", *, highlight_scale="", highlight_scores_key="", n_quantiles=None) -> None:
+        if n_quantiles is not None:
+            raise TuningError("--n-quantiles is for a pair_classifier; a paraphrase_spans tries the fixed grid")
+        if key not in self.keys:
+            raise TuningError(f"--key must be one of {', '.join(self.keys)}, not {key!r}")
+
+    def find(self, examples: Sequence[Example], key: str, values: Sequence[float], scores_key: str = "",
+             n_quantiles: Optional[int] = None) -> Found:
+        self.check(key, n_quantiles=n_quantiles)
+        if key in SETTINGS_KEYS:
+            return self._fit_settings(examples, key, values, scores_key)
+        if scores_key:
+            label, objective = scores_key, score_key_objective(scores_key)
+        else:
+            label, objective = default_objective(self.name, key)
+        results = sweep(examples, dict(self.pipe.cfg), self.name, key, values, self.pipe.scorer)
+        return sweep_found(self.name, key, label, objective, results, [f"{self.name}_{k}" for k in SWEPT])
+
+    def _fit_settings(self, examples: Sequence[Example], key: str, values: Sequence[float],
+                      scores_key: str) -> Found:
+        """The span decoding settings (with the highlight threshold), or the
+        vote-share map fitted to the annotator votes; scores before and after."""
+        readout, name, scorer = self.pipe.readout, self.name, self.pipe.scorer
+        if key == "decoding":
+            objective = score_key_objective(scores_key) if scores_key else None
+            objectives = {k: objective for k in SWEEP_KEYS[1:]} if objective else None
+            try:
+                settings = tune_decoding(examples, readout, name, values, objectives, scorer)
+            except ValueError as err:  # e.g. a score key the scorer does not give
+                raise TuningError(str(err)) from None
+        else:
+            share_map = fit_share_map(examples, readout)
+            if share_map is None:
+                raise TuningError("Fitting the vote share needs pair Docs with annotator votes (attrs['votes']), "
+                                  "as `convert contextdep` writes them")
+            settings = {"vote_share_map": share_map}
+        before = score_docs(examples, readout, name, scorer)
+        annotate([eg.predicted for eg in examples], readout.replace(**settings))
+        after = score_docs(examples, readout.replace(**settings), name, scorer)
+        annotate([eg.predicted for eg in examples], readout)
+        shown = [k for k in SHOWN if before.get(f"{name}_{k}") is not None]
+        tables = [
+            (("setting", "value"), [(k, str(v)) for k, v in settings.items()]),
+            (("score", "before", "after"),
+             [(k, f"{before[f'{name}_{k}']:.4f}", f"{after[f'{name}_{k}']:.4f}") for k in shown]),
+        ]
+        report = {"key": key, "best": settings, "before": before, "after": after}
+        return Found(key, settings, report, tables)
+
+    def cross_tune(self, examples, *, folds, repeats, seed, pair_scores_key="", highlight_scores_key="",
+                   n_quantiles=None, decoding=True, vote_share=True, progress=None) -> Dict[str, object]:
+        self.check(n_quantiles=n_quantiles)
+        keyed = [("threshold", pair_scores_key)] + [(k, highlight_scores_key) for k in SWEEP_KEYS[1:]]
+        objectives = {key: score_key_objective(scores_key) for key, scores_key in keyed if scores_key}
+        try:
+            result = cross_tuned_scores(
+                examples, dict(self.pipe.cfg), self.name, folds=folds, repeats=repeats, seed=seed,
+                objectives=objectives, scorer=self.pipe.scorer, decoding=decoding, vote_share=vote_share,
+                progress=progress,
+            )
+        except ValueError as err:  # e.g. a score key the scorer does not give
+            raise TuningError(str(err)) from None
+        result["decoding"], result["vote_share"] = decoding, vote_share
+        result["highlight_scale"] = self.pipe.cfg.get("highlight_scale", "absolute")
+        result["objectives"] = {
+            key: (scores_key or default_objective(self.name, key)[0])
+            for key, scores_key in (("threshold", pair_scores_key), ("highlight_threshold", highlight_scores_key))
+        }
+        return result
+

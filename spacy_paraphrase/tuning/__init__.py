@@ -1,0 +1,15 @@
+"""Tuning a component's decision settings on pair Docs: one home for what
+``tune`` and ``cross-tune`` do.
+
+- ``base.py``: the interface a tunable component implements (``Tuning``,
+  ``Found``, ``TuningError``) and the choice of the component to tune.
+- ``search.py``: the default grid, the "maximize a score key" objective, the
+  best of a sweep.
+- ``folds.py``: the k-fold loop of ``cross-tune`` (tuned scores on unseen pairs).
+- ``spans.py``: a ``paraphrase_spans`` (thresholds, span decoding, vote-share map).
+- ``classifier.py``: a ``pair_classifier`` (its decision threshold).
+- ``settings.py``: saving tuned settings into a pipeline (``tune --save``).
+"""
+from .base import Found, Tuning, TuningError, choose_tuning, tunable_names, tuning_for
+
+__all__ = ["Found", "Tuning", "TuningError", "choose_tuning", "tunable_names", "tuning_for"]
