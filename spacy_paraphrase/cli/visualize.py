@@ -23,7 +23,7 @@ def visualize_cli(
     sort: Optional[str] = typer.Option(None, "--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (lowest agreement first; weak today: the fitted vote-share map is nearly flat, so agreement is about 0.5 for every pair and margin finds the borderline pairs) | score (highest first); default: input order"),
     spans_key: str = typer.Option("paraphrase", "--spans-key", help=".spacy input: the span group to draw"),
     threshold: Optional[float] = typer.Option(None, "--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)"),
-    shade_scale: str = typer.Option(DEFAULT_SHADE_SCALE, "--shade-scale", help="The probability that gets the full shade (opacity = min(1, p / scale)): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]"),
+    shade_scale: str = typer.Option(DEFAULT_SHADE_SCALE, "--shade-scale", help="How probabilities are shaded: decision (default: opacity = p on every pair, grey and a third as strong in a pair that is not a paraphrase) | the probability that gets the full shade, opacity = min(1, p / scale): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]"),
 ):
     """Write a self-contained HTML page of the pairs' highlights."""
     if limit is not None and limit < 1:
