@@ -46,8 +46,8 @@ def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] 
     if not dialogs.exists():
         raise RecordsError(f"--dialogs {dialogs}: no such file or directory")
     conversations = {str(r.get("conversation_id")) for r in data.records if r.get("conversation_id") is not None}
-    utterances = {str((r.get(side) or {}).get("utterance_ids", [None])[0]) for r in data.records for side in SIDES
-                  if (r.get(side) or {}).get("utterance_ids")}
+    turns = [r.get(side) or {} for r in data.records for side in SIDES]
+    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
     folder = convokit_folder(dialogs)
     if folder is not None and (folder / "utterances.jsonl").is_file():
         _read_convokit(folder, data)
