@@ -195,6 +195,9 @@ def make_input(repo: Path, value: str, pipeline, nlp_examples, as_dir: bool = Fa
         from tests.report.helpers import corpus, write_records
 
         write_records(path, corpus(4, 3))
+    elif path.name == "news_dialogue.jsonl":  # MediaSum's own keys: program, date (docs/report.md groups by them)
+        helpers.write_jsonl(path, [dict(c, program=f"PROGRAM {i}", date=f"201{i}-03-01")
+                                   for i, c in enumerate(helpers.MEDIASUM)])
     elif path.suffix == ".jsonl":
         helpers.write_mediasum(path)
     elif path.name == "talks.csv":

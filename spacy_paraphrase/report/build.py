@@ -14,6 +14,7 @@ from ..saving import atomic_write
 from ..visualize.markup import render_views
 from ..visualize.record_views import pair_view_from_record
 from . import figures
+from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
 from .page import figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
@@ -111,18 +112,24 @@ def _summary_rows(data: Records, overall, scoreless: int) -> List[Dict[str, Any]
 
 def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = (), by_time: Sequence[str] = (),
                 validation: Optional[Path] = None, lang: str = "en", n_phrases: int = 25, seed: int = 0,
-                n_boot: int = 2000) -> Dict[str, Any]:
+                n_boot: int = 2000, dialogs: Optional[Path] = None,
+                role_patterns: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
     """Write the report (module doc); returns the summary rows and the files.
+    ``dialogs``, ``role_patterns``: more fields (report/dialogs.py).
     ReportError for bad input, before anything is written."""
     inputs = [Path(p) for p in inputs]
     _check_output(inputs, Path(out_dir))
     try:
         data = read_records(inputs, words_of=set())  # per-word probabilities: only the example pairs' (below)
-        fields = all_fields(data)
+        if dialogs is not None:
+            join_dialogs(data, Path(dialogs), run_source(inputs))
+        fields = all_fields(data, speaker_roles(role_patterns) if role_patterns else None)
         groups = {name: group_values(name, fields) for name in by}
         periods = {opt: time_values(opt, fields) for opt in by_time}
     except (RecordsError, FieldError) as err:
         raise ReportError(str(err)) from None
+    except ValueError as err:  # a bad --role-pattern
+        raise ReportError(f"--role-pattern: {err}") from None
     scores_json = load_validation(validation, data)
     phrases, lemmatised = top_phrases(data.records, lang, n_phrases)
     pairs_html, links = _examples(data, phrases, inputs)  # a record the page cannot draw stops here

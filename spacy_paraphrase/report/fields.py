@@ -6,11 +6,14 @@ FIELD:month|year``): every record's values by name (docs/report.md, "Fields").
 - ConvoKit input: ``first.meta.KEY`` / ``second.meta.KEY`` (meta of the
   turn's first utterance), ``first.speaker.KEY`` / ``second.speaker.KEY``
   (the speaker's meta, e.g. a role), ``conversation.KEY`` (conversation meta),
-  ``first.timestamp`` / ``second.timestamp``.
+  ``first.timestamp`` / ``second.timestamp``; the same from any corpus
+  read with ``--dialogs`` (report/dialogs.py);
+- ``first.role`` / ``second.role``: with ``--role-pattern``, the role of
+  the turn's speaker name.
 """
 import datetime
 import math
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .records import Records
 
@@ -30,8 +33,12 @@ def _scalar(value: Any) -> Optional[str]:
     return str(value)
 
 
-def record_fields(record: Dict[str, Any], data: Records) -> Dict[str, Any]:
-    """Every field of one record (module doc), raw values."""
+RoleOf = Callable[[Optional[str]], Optional[str]]
+
+
+def record_fields(record: Dict[str, Any], data: Records, role_of: Optional[RoleOf] = None) -> Dict[str, Any]:
+    """Every field of one record (module doc), raw values; ``role_of``:
+    speaker name -> role (report/dialogs.py ``speaker_roles``)."""
     out: Dict[str, Any] = {"conversation_id": record.get("conversation_id")}
     for key, value in (record.get("meta") or {}).items():
         out[f"meta.{key}"] = value
@@ -42,6 +49,8 @@ def record_fields(record: Dict[str, Any], data: Records) -> Dict[str, Any]:
         turn = record.get(side) or {}
         speaker = turn.get("speaker")
         out[f"{side}.speaker"] = speaker
+        if role_of is not None:
+            out[f"{side}.role"] = role_of(speaker)
         for key, value in data.speaker_meta.get(str(speaker), {}).items():
             out[f"{side}.speaker.{key}"] = value
         ids = turn.get("utterance_ids") or []
@@ -53,16 +62,26 @@ def record_fields(record: Dict[str, Any], data: Records) -> Dict[str, Any]:
     return out
 
 
-def all_fields(data: Records) -> List[Dict[str, Any]]:
-    return [record_fields(r, data) for r in data.records]
+def all_fields(data: Records, role_of: Optional[RoleOf] = None) -> List[Dict[str, Any]]:
+    return [record_fields(r, data, role_of) for r in data.records]
+
+
+JOINED = ("conversation.", "first.meta.", "second.meta.", "first.timestamp", "second.timestamp")
 
 
 def check_field(name: str, fields: Sequence[Dict[str, Any]]) -> None:
-    """FieldError naming the fields there are when no record has ``name``."""
+    """FieldError naming the fields there are when no record has ``name``
+    (and where a meta or role field comes from)."""
     if any(f.get(name) is not None for f in fields):
         return
     known = sorted({k for f in fields for k, v in f.items() if v is not None})
-    raise FieldError(f"no record has the field {name!r}; fields of these records: {', '.join(known)}")
+    hint = ""
+    if name.startswith(JOINED):
+        hint = ("; conversation and utterance meta come from a ConvoKit output of annotate or from "
+                "--dialogs CORPUS (the corpus annotate read)")
+    elif name in ("first.role", "second.role") and not any(name in f for f in fields):
+        hint = "; roles come from --role-pattern ROLE=REGEX (matched on the speaker names)"
+    raise FieldError(f"no record has the field {name!r}; fields of these records: {', '.join(known)}{hint}")
 
 
 def group_values(name: str, fields: Sequence[Dict[str, Any]]) -> List[Optional[str]]:

@@ -1,8 +1,9 @@
 """Pictures of the highlights: HTML of pair Docs and annotate records.
 
 ``render`` draws each pair's two turns side by side, words shaded by their
-probability on a stated scale (``shade_scale``: by default the page's highest
-probability gets the full shade) or, for converted gold Docs, by the share of
+probability on a stated scale (``shade_scale``: by default opacity = p on
+every pair, muted grey in a pair that is not a paraphrase) or, for converted
+gold Docs, by the share of
 annotators who highlighted them, spans outlined and linked across the turns,
 and a head line with the pair score against the decision threshold, the
 margin, the vote share and the agreement (their meanings in the legend).

@@ -9,7 +9,8 @@ from .views import SHADE_PROBABILITY, SHADING_LEGEND, PairView
 
 
 def shade_scales(views: Sequence[PairView], shade_scale) -> List[Tuple[float, float]]:
-    """The probability that gets the full shade, per view and turn: the
+    """The probability that gets the full shade, per view and turn: 1 with
+    ``"decision"`` (opacity = p; see ``is_muted``), the
     highest probability of the page (``"page_max"``), of the pair
     (``"pair_max"``) or of the turn (``"turn_max"``), or the fixed number
     given. A word's opacity is min(1, p / scale). Where the highest
@@ -25,7 +26,9 @@ def shade_scales(views: Sequence[PairView], shade_scale) -> List[Tuple[float, fl
         return [w.value for t in turns for w in view.turns[t].words]
 
     model = [v.shading == SHADE_PROBABILITY for v in views]
-    if not isinstance(shade_scale, str):
+    if shade_scale == "decision":
+        page = 1.0
+    elif not isinstance(shade_scale, str):
         page = float(shade_scale)
     else:
         page = top([x for v, m in zip(views, model) if m for x in words(v)])
@@ -40,6 +43,13 @@ def shade_scales(views: Sequence[PairView], shade_scale) -> List[Tuple[float, fl
         else:
             out.append((page, page))
     return out
+
+
+def is_muted(view: PairView, shade_scale) -> bool:
+    """Whether the view's words are drawn muted (grey, paler): with the
+    ``"decision"`` scale, model probabilities of a pair decided "not a
+    paraphrase". A pair without a decision is drawn as one that passes."""
+    return shade_scale == "decision" and view.shading == SHADE_PROBABILITY and view.decision is False
 
 
 def fmt(x: float) -> str:
@@ -57,6 +67,13 @@ def legend(views: Sequence[PairView], shade_scale, scales) -> str:
         lead = f"shade = {escape(text)}:"
         if kind != SHADE_PROBABILITY:
             items.append(f"<span>{lead} 0{gradient}1</span>")
+        elif shade_scale == "decision":
+            items.append(f"<span>{lead} 0{gradient}1 (opacity = p, the same on every pair)</span>")
+            if any(is_muted(views[n], shade_scale) for n in shaded):
+                items.append(
+                    '<span>grey = the same probability in a pair the model does not call a paraphrase, '
+                    'a third as strong: 0<span class="spp-scale spp-muted-scale"></span>1</span>'
+                )
         elif shade_scale == "page_max":
             top = fmt(scales[shaded[0]][0])
             items.append(

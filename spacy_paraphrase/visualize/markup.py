@@ -10,14 +10,16 @@ from spacy.util import is_in_jupyter
 
 from .record_views import pair_view_from_record
 from .style import CSS, DEFAULT_SHADE_SCALE, HANDLER, HANDLER_EVENTS, check_shade_scale, shade_color
-from .legend import fmt, legend, shade_scales
+from .legend import fmt, is_muted, legend, shade_scales
 from .views import SHADE_PROBABILITY, Mark, PairView, TurnView, pair_view_from_doc
 
 OPTIONS = {
     "spans_key": "span group of the spans and token_probs (default 'paraphrase')",
     "cats_key": "doc.cats key of the pair score (default 'PARAPHRASE')",
     "threshold": "decide 'paraphrase' as pair score >= threshold (default: pair score - the stored margin)",
-    "shade_scale": "probability that gets the full shade: 'page_max' (default), 'pair_max', 'turn_max' or a number in (0, 1]",
+    "shade_scale": "how probabilities are shaded: 'decision' (default: opacity = p, grey and paler in a pair "
+    "that is not a paraphrase), or the probability that gets the full shade: 'page_max', 'pair_max', "
+    "'turn_max' or a number in (0, 1]",
     "title": "the page's <title> with page=True",
 }
 Renderable = Union[Doc, Mapping]
@@ -156,7 +158,7 @@ def _pair(view: PairView, pid: str, sep: str, scales: Tuple[float, float], shade
     ids = [[f"{pid}-{t}-{k}" for k in range(len(c))] for t, c in enumerate(clusters)]
     turns = []
     for t, (turn, role) in enumerate(zip(view.turns, ("first", "second"))):
-        text = _text(turn, clusters[t], ids[t], ids[1 - t], view.gold, scales[t])
+        text = _text(turn, clusters[t], ids[t], ids[1 - t], view.gold, scales[t], is_muted(view, shade_scale))
         attrs = f' lang="{escape(view.lang)}"' if view.lang else ""
         attrs += ' dir="rtl"' if view.direction == "rtl" else ""
         note = ""
@@ -264,7 +266,8 @@ def _clusters(marks: List[Mark]) -> List[Tuple[int, int, List[Mark]]]:
     return out
 
 
-def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], gold: bool, scale: float) -> str:
+def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], gold: bool, scale: float,
+          muted: bool = False) -> str:
     text = turn.text
     words = sorted((w for w in turn.words if w.end > w.start), key=lambda w: w.start)
     cuts = {0, len(text)}
@@ -288,13 +291,13 @@ def _text(turn: TurnView, clusters, own_ids: List[str], other_ids: List[str], go
         j = i
         while j < len(segments) and segments[j][3] == c:
             j += 1
-        inner = _words(text, words, segments[i:j], scale)
+        inner = _words(text, words, segments[i:j], scale, muted)
         out.append(inner if c is None else _span_tag(clusters[c][2], own_ids[c], other_ids, gold) + inner + "</mark>")
         i = j
     return "".join(out)
 
 
-def _words(text: str, words, segments, scale: float) -> str:
+def _words(text: str, words, segments, scale: float, muted: bool) -> str:
     out = []
     i = 0
     while i < len(segments):
@@ -306,16 +309,16 @@ def _words(text: str, words, segments, scale: float) -> str:
         if w is None:
             out.append(piece)
         else:
-            out.append(_word_tag(words[w], piece, scale))
+            out.append(_word_tag(words[w], piece, scale, muted))
         i = j
     return "".join(out)
 
 
-def _word_tag(word, piece: str, scale: float) -> str:
+def _word_tag(word, piece: str, scale: float, muted: bool) -> str:
     if math.isnan(word.value):
         return f'<span class="spp-w spp-nan" data-v="nan" title="{escape(word.title)}">{piece}</span>'
     return (
-        f'<span class="spp-w" data-v="{word.value:.3f}" style="background-color:{shade_color(word.value, scale)}" '
+        f'<span class="spp-w" data-v="{word.value:.3f}" style="background-color:{shade_color(word.value, scale, muted)}" '
         f'title="{escape(word.title)}">{piece}</span>'
     )
 

@@ -3,26 +3,37 @@ event handler that lights up linked spans. Nothing is fetched at view time."""
 import math
 
 SHADE_RGB = (255, 176, 0)  # a highlighter amber; black text stays readable on it at full shade
+# The "decision" scale draws the words of a pair the model does not call a
+# paraphrase in grey, at MUTED_STRENGTH of their opacity: where the model's
+# probability sat stays readable, but nothing there looks like a highlight.
+MUTED_RGB = (128, 128, 128)
+MUTED_STRENGTH = 1 / 3
 
 
-def shade_color(value: float, scale: float = 1.0) -> str:
+def shade_color(value: float, scale: float = 1.0, muted: bool = False) -> str:
     """The CSS background colour of a word whose value is ``value``: the shade
     colour with opacity min(1, value / scale), ``scale`` > 0 being the value
-    that gets the full shade ("transparent" for NaN)."""
+    that gets the full shade ("transparent" for NaN); ``muted``: grey at
+    MUTED_STRENGTH of that opacity."""
     if math.isnan(value):
         return "transparent"
-    r, g, b = SHADE_RGB
-    return f"rgba({r}, {g}, {b}, {min(1.0, max(0.0, value / scale)):.3f})"
+    r, g, b = MUTED_RGB if muted else SHADE_RGB
+    opacity = min(1.0, max(0.0, value / scale)) * (MUTED_STRENGTH if muted else 1.0)
+    return f"rgba({r}, {g}, {b}, {opacity:.3f})"
 
 
 # How probabilities become shades (render's ``shade_scale`` option, the
-# ``visualize --shade-scale`` option): opacity = min(1, p / scale) where the
-# scale is the page's highest probability ("page_max", the default), the
-# pair's ("pair_max"), the turn's ("turn_max"), or a fixed number in (0, 1]
-# (1 = opacity is the probability). The scale is the same for every word of a
-# turn, so within a turn a paler word is always a less probable one.
-SHADE_SCALES = ("page_max", "pair_max", "turn_max")
-DEFAULT_SHADE_SCALE = "page_max"
+# ``visualize --shade-scale`` option). "decision" (the default): opacity = p on
+# every pair, amber in a pair the model calls a paraphrase and muted grey
+# (MUTED_RGB, MUTED_STRENGTH) in a pair it does not, so the shade, the decision
+# and the outlines (drawn only in pairs that pass) tell one story. The others
+# scale amber by opacity = min(1, p / scale) whatever the decision, the scale
+# being the page's highest probability ("page_max"), the pair's ("pair_max"),
+# the turn's ("turn_max"), or a fixed number in (0, 1]. The scale is the same
+# for every word of a turn, so within a turn a paler word is always a less
+# probable one.
+SHADE_SCALES = ("decision", "page_max", "pair_max", "turn_max")
+DEFAULT_SHADE_SCALE = "decision"
 
 
 def check_shade_scale(scale) -> object:
@@ -47,6 +58,7 @@ CSS = """
 .spp *{box-sizing:border-box}
 .spp-legend{display:flex;flex-wrap:wrap;align-items:center;gap:.25em 1.4em;font-size:13px;line-height:1.5;color:#555;margin:0 0 .8em}
 .spp-scale{display:inline-block;width:110px;height:12px;border:1px solid #bbb;border-radius:3px;vertical-align:middle;margin:0 .3em;background:linear-gradient(to right,rgba(255,176,0,0),rgb(255,176,0))}
+.spp-muted-scale{background:linear-gradient(to right,rgba(128,128,128,0),rgba(128,128,128,.333))}
 .spp-rules{flex-basis:100%;color:#666}
 .spp-rule{color:#1b1b1b}
 .spp-term{font-weight:600;color:#333}

@@ -64,21 +64,28 @@ def _two_pairs():
     return probs, [model_doc(probs, pair_id="p1"), model_doc(probs, pair_id="p2")]
 
 
-def test_words_get_the_background_colour_of_their_probability(chromium, tmp_path):
+@pytest.mark.parametrize("shade_scale", ["decision", "page_max"])
+def test_words_get_the_background_colour_of_their_probability(chromium, tmp_path, shade_scale):
     probs, docs = _two_pairs()
-    page = render(docs, page=True, jupyter=False)
+    # A third pair with the same probabilities that the model does not call a
+    # paraphrase (pair score 0.85 < threshold 0.95).
+    docs.append(model_doc(probs, pair_id="p3", threshold=0.95))
+    page = render(docs, page=True, jupyter=False, options={"shade_scale": shade_scale})
     script = (
         "return Array.prototype.map.call(document.querySelectorAll('#spp-test-root .spp-w, .spp-pair .spp-w'),"
         "function(e){return [e.getAttribute('data-v'), getComputedStyle(e).backgroundColor];});"
     )
     measured = run_page(chromium, tmp_path, page, script)
-    assert len(measured) == 2 * len(probs)
-    for (value, colour), p in zip(measured, numpy.concatenate([probs, probs])):
+    assert len(measured) == 3 * len(probs)
+    for n, ((value, colour), p) in enumerate(zip(measured, numpy.concatenate([probs, probs, probs]))):
         if numpy.isnan(p):
             assert value == "nan" and _rgba(colour)[3] == 0.0  # no shade
             continue
-        # The shade scale is the page's highest probability (0.9).
-        assert _rgba(colour) == pytest.approx(_rgba(shade_color(float(p), 0.9)), abs=0.01)
+        if shade_scale == "page_max":  # the page's highest probability (0.9), whatever the decision
+            expected = shade_color(float(p), 0.9)
+        else:  # opacity = p; the rejected pair in grey, a third as strong
+            expected = shade_color(float(p), 1.0, muted=n >= 2 * len(probs))
+        assert _rgba(colour) == pytest.approx(_rgba(expected), abs=0.01)
 
 
 def test_hover_and_focus_light_up_the_linked_spans(chromium, tmp_path):

@@ -194,8 +194,11 @@ def test_visualize_shade_scale(tmp_path):
     result = runner.invoke(_app(), ["visualize", str(data), str(out), "--shade-scale", "0.5"])
     assert result.exit_code == 0, result.output
     assert "a fixed scale" in out.read_text(encoding="utf-8")
-    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--limit", "1", "--sort", "margin"])
+    result = runner.invoke(_app(), ["visualize", str(data), str(out), "--limit", "1", "--sort", "margin",
+                                    "--shade-scale", "page_max"])
     assert "p &#247; 0.31, the page" in out.read_text(encoding="utf-8")  # the scale of the pairs shown
+    result = runner.invoke(_app(), ["visualize", str(data), str(out)])
+    assert "opacity = p, the same on every pair" in out.read_text(encoding="utf-8")  # the default
     out.unlink()
     result = runner.invoke(_app(), ["visualize", str(data), str(out), "--shade-scale", "bright"])
     assert result.exit_code == 1 and "Unknown shade scale" in flat(result.output) and not out.exists()

@@ -2,14 +2,18 @@
 pair score (pair score − the stored margin, or a given threshold), margin,
 vote share and agreement with their meaning, the gold agreement observed
 between annotators, and the shade scale with its legend."""
+import re
+
 import numpy
 import pytest
 from spacy.vocab import Vocab
 
 from spacy_paraphrase.converters.contextdep import convert_contextdep
 from spacy_paraphrase.visualize import render, render_records
+from spacy_paraphrase.visualize.style import MUTED_RGB, SHADE_RGB
 from tests.util import HEADER, row
 from tests.visualize.helpers import alpha, by_class, model_doc, parse, text_of
+from tests.visualize.test_record_views import record_with_words
 
 N1 = 13  # tokens of the first turn of model_doc; 11 in the second
 
@@ -165,9 +169,63 @@ def _alphas(html: str, pair: int = 0):
     return [[alpha(w.get("style")) for w in by_class(t, "spp-w")] for t in by_class(section, "spp-turn")]
 
 
-def test_default_scale_is_the_pages_highest_probability():
+def _colours(html: str, pair: int = 0):
+    """(rgb, alpha) of each word of a pair, both turns in order."""
+    section = by_class(parse(html), "spp-pair")[pair]
+    out = []
+    for w in by_class(section, "spp-w"):
+        match = re.search(r"rgba\((\d+), (\d+), (\d+), ([0-9.]+)\)", w.get("style"))
+        out.append((tuple(int(x) for x in match.groups()[:3]), float(match.group(4))))
+    return out
+
+
+def test_default_scale_is_the_probability_with_rejected_pairs_muted():
+    """Opacity = p on every pair; a pair decided "no" (here with higher
+    probabilities than the accepted one) is grey and a third as strong, so
+    none of its words is drawn as strongly as the accepted pair's outlined
+    words, nor in their colour."""
+    yes, no = _probs(0.5, 0.45), _probs(0.9, 0.2)  # pair scores 0.45 and 0.2
+    docs = [model_doc(yes, pair_id="yes", threshold=0.3), model_doc(no, pair_id="no", threshold=0.3)]
+    html = render(docs, jupyter=False)
+    accepted, rejected = _colours(html, 0), _colours(html, 1)
+    assert [a for _, a in accepted] == pytest.approx(yes, abs=2e-3)
+    assert {rgb for rgb, _ in accepted} == {SHADE_RGB}
+    assert [a for _, a in rejected] == pytest.approx(no / 3, abs=2e-3)
+    assert {rgb for rgb, _ in rejected} == {MUTED_RGB}
+    section = by_class(parse(html), "spp-pair")[0]
+    outlined = [alpha(w.get("style")) for m in by_class(section, "spp-span") for w in by_class(m, "spp-w")]
+    assert outlined and max(a for _, a in rejected) < min(outlined)
+    assert not by_class(by_class(parse(html), "spp-pair")[1], "spp-span")  # no outline either
+    legend = _legend(html)
+    assert "opacity = p, the same on every pair" in legend and "grey = the same probability" in legend
+    # The old scale, asked for, shades the rejected pair's 0.9 at full amber.
+    old = _colours(render(docs, jupyter=False, options={"shade_scale": "page_max"}), 1)
+    assert max(a for _, a in old) == 1.0 and {rgb for rgb, _ in old} == {SHADE_RGB}
+
+
+def test_a_rejected_pair_alone_is_not_drawn_as_highlights():
+    """High probabilities in a pair decided "no", alone on a page (a Doc and
+    a record with words): grey, at most a third of full shade."""
+    probs = _probs(0.95, 0.9)
+    doc = model_doc(probs, threshold=0.95)  # pair score 0.9 < 0.95
+    assert doc.spans["paraphrase"].attrs["margin"] < 0
+    record = record_with_words()
+    record["is_paraphrase"], record["spans"] = False, []
+    record_probs = [w["prob"] for side in ("first", "second") for w in record["words"][side]]
+    for html, p in ((render(doc, jupyter=False), probs), (render_records(record, jupyter=False), record_probs)):
+        colours = _colours(html)
+        assert {rgb for rgb, _ in colours} == {MUTED_RGB}
+        assert [a for _, a in colours] == pytest.approx(numpy.asarray(p) / 3, abs=2e-3)
+        assert "not a paraphrase" in _head_text(html)
+    record["is_paraphrase"] = True  # the same words in a pair called a paraphrase: amber, opacity = p
+    colours = _colours(render_records(record, jupyter=False))
+    assert {rgb for rgb, _ in colours} == {SHADE_RGB} and [a for _, a in colours] == pytest.approx(record_probs)
+
+
+def test_page_max_scale_is_the_pages_highest_probability():
     a, b = _probs(0.4, 0.36), _probs(0.2, 0.18)
-    html = render([model_doc(a, pair_id="a"), model_doc(b, pair_id="b")], jupyter=False)
+    html = render([model_doc(a, pair_id="a"), model_doc(b, pair_id="b")], jupyter=False,
+                  options={"shade_scale": "page_max"})
     for n, probs in enumerate((a, b)):
         got = _alphas(html, n)
         assert got[0] + got[1] == pytest.approx(probs / 0.4, abs=2e-3)
@@ -214,7 +272,7 @@ def test_bad_shade_scale_is_refused(bad):
 
 def test_gold_shares_are_not_scaled_next_to_model_output(tmp_path):
     gold = _gold(tmp_path, [1, 1, 0, 0])  # "snow", "snowy": share 0.5
-    html = render([model_doc(_probs(0.2, 0.2)), gold], jupyter=False)
+    html = render([model_doc(_probs(0.2, 0.2)), gold], jupyter=False, options={"shade_scale": "page_max"})
     assert max(_alphas(html, 0)[0]) == 1.0  # the model's 0.2 is the page's highest
     gold_alphas = _alphas(html, 1)
     assert max(gold_alphas[0]) == 0.5 and max(gold_alphas[1]) == 0.5
@@ -224,12 +282,12 @@ def test_gold_shares_are_not_scaled_next_to_model_output(tmp_path):
 
 def test_no_probability_at_all_gets_scale_one():
     probs = numpy.zeros(24, dtype="float32")
-    html = render(model_doc(probs), jupyter=False)
+    html = render(model_doc(probs), jupyter=False, options={"shade_scale": "page_max"})
     assert all(a == 0.0 for t in _alphas(html) for a in t)
     assert "0.00 (opacity" not in _legend(html) and "1.00 (opacity = p ÷ 1.00" in _legend(html)
 
 
-@pytest.mark.parametrize("shade_scale", ["page_max", "pair_max", "turn_max", 0.3, 1.0])
+@pytest.mark.parametrize("shade_scale", ["decision", "page_max", "pair_max", "turn_max", 0.3, 1.0])
 @pytest.mark.parametrize("highlight_scale,cut", [("turn_max", 0.6), ("absolute", 0.12)])
 def test_an_outlined_word_is_never_paler_than_a_word_left_out_of_its_turn(shade_scale, highlight_scale, cut):
     rng = numpy.random.default_rng(3)

@@ -49,13 +49,13 @@ def test_one_shaded_element_per_word_in_probability_order():
     values = [float(w.get("data-v")) for w in words]
     assert values == pytest.approx(probs, abs=5e-4)
     alphas = [alpha(w.get("style")) for w in words]
-    # Default shade scale: the page's highest probability gets the full shade.
-    assert alphas == pytest.approx(probs / probs.max(), abs=5e-4)
+    # Default shade scale ("decision", a pair that passes): opacity = p.
+    assert alphas == pytest.approx(probs, abs=5e-4)
     # Darker means more probable.
     order = numpy.argsort(probs)
     assert all(alphas[a] <= alphas[b] for a, b in zip(order, order[1:]))
     assert [w.get("title") for w in words[:2]] == [f"p = {probs[0]:.2f}", f"p = {probs[1]:.2f}"]
-    assert words[0].get("style") == f"background-color:{shade_color(float(probs[0]), float(probs.max()))}"
+    assert words[0].get("style") == f"background-color:{shade_color(float(probs[0]))}"
 
 
 def test_nan_words_are_unshaded_and_marked():

@@ -1,0 +1,79 @@
+"""What the records do not carry, for ``report --by``: the meta of the dialog
+corpus annotate read (``--dialogs PATH``) and speaker roles from name
+patterns (``--role-pattern ROLE=REGEX``). docs/report.md, "Fields".
+
+Records keep speaker names and utterance ids but no conversation meta (a
+MediaSum program or date, a chat's extra keys) and no utterance meta (a turn
+table's other columns). ``join_dialogs`` reads the corpus again, with the
+format and reader options of the annotate run when its checkpoint is beside
+the records (else the format is guessed), and keeps the meta of the
+conversations and turn-opening utterances the records name.
+"""
+import json
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Sequence
+
+from ..annotate.input_pairs import SourceOptions, checked_source
+from ..annotate.paths import convokit_folder
+from ..annotate.resume import checkpoint_path
+from ..dialogs import DialogFormatError, read_dialogs, role_getter
+from ..dialogs.turns import Utterance
+from .records import Records, RecordsError, _output_files, _read_convokit
+
+SIDES = ("first", "second")
+
+
+def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
+    """The input options (``SourceOptions.as_dict``) of the first annotate
+    run whose checkpoint is beside one of ``inputs``; None without one."""
+    for path in inputs:
+        try:
+            _, output, _ = _output_files(Path(path))
+            stored = json.loads(checkpoint_path(output).read_text(encoding="utf-8"))["fingerprint"]["source"]
+        except (RecordsError, OSError, ValueError, KeyError, TypeError):
+            continue
+        if isinstance(stored, dict):
+            return stored
+    return None
+
+
+def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] = None) -> int:
+    """Fill ``data``'s conversation and utterance meta (and timestamps) from
+    the dialog corpus ``dialogs``, read with ``source``'s format and reader
+    options (``run_source``); returns how many of the records' conversations
+    it found. RecordsError when the corpus cannot be read or holds none."""
+    dialogs = Path(dialogs)
+    if not dialogs.exists():
+        raise RecordsError(f"--dialogs {dialogs}: no such file or directory")
+    conversations = {str(r.get("conversation_id")) for r in data.records if r.get("conversation_id") is not None}
+    turns = [r.get(side) or {} for r in data.records for side in SIDES]
+    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
+    folder = convokit_folder(dialogs)
+    if folder is not None and (folder / "utterances.jsonl").is_file():
+        _read_convokit(folder, data)
+    else:
+        options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
+        try:
+            options = checked_source(dialogs, options)
+            for conversation in read_dialogs(dialogs, options.fmt, on_problem=lambda problem: None,
+                                             **options.reader_options):
+                if conversation.id in conversations:
+                    data.conversation_meta[conversation.id] = conversation.meta
+                for utt in conversation.utterances:
+                    if utt.id in utterances:
+                        data.utterance_meta[utt.id] = utt.meta
+                        data.utterance_time[utt.id] = utt.timestamp
+        except (DialogFormatError, ValueError, OSError) as err:
+            raise RecordsError(f"--dialogs {dialogs}: {err}") from None
+    if not (conversations & set(data.conversation_meta)) and not (utterances & set(data.utterance_meta)):
+        raise RecordsError(f"--dialogs {dialogs}: none of the records' conversations is in it "
+                           "(give the corpus these records were annotated from)")
+    return len(conversations & set(data.conversation_meta))
+
+
+def speaker_roles(patterns: Dict[str, str]) -> Callable[[Optional[str]], Optional[str]]:
+    """Speaker name -> the first role whose regular expression matches it
+    (case-insensitive; annotate's ``--role-source pattern``), None if none
+    does. ValueError for a bad expression."""
+    role_of = role_getter("pattern", patterns=patterns)
+    return lambda name: None if name is None else role_of(Utterance("", "", str(name), ""))
