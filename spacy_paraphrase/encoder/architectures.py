@@ -29,7 +29,7 @@ def create_pair_transformer_model(
     """The pair-aware transformer, for the stock ``transformer`` component.
 
     name (str): Hugging Face model name or local directory; offline-packaged
-        backbones are resolved by ``backbones.resolve_backbone`` (README, "Backbones").
+        backbones are resolved by ``backbones.resolve.resolve_backbone`` (README, "Backbones").
     max_length (int): most wordpieces per pair; 0 = the model's own limit.
     max_padding (float): run each batch in sub-batches of similar length whose
         padding is at most this share of their pieces (1.0 = one forward pass

@@ -30,7 +30,7 @@ from spacy_transformers.util import get_torch_default_device
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.file_utils import ModelOutput
 
-from ..backbones import BackboneNotFound, resolve_backbone
+from ..backbones.resolve import BackboneNotFound, resolve_backbone
 from ..backbones.resolve import hub_cached_folder, weights_sha256
 from ..pair_doc import get_turns
 from .batching import DEFAULT_MAX_PADDING, run_transformer

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from spacy_paraphrase.backbones import BackboneNotFound, resolve_backbone
+from spacy_paraphrase.backbones.resolve import BackboneNotFound, resolve_backbone
 from spacy_paraphrase.backbones.build import BuildError, build_e5_from_q4, build_mpnet_from_parts
 from spacy_paraphrase.backbones.catalog import CATALOG, Backbone
 from spacy_paraphrase.backbones.install import ChecksumError, install_backbone, verify
