@@ -248,7 +248,7 @@ def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
         cached = hub_cached_folder(name)
         backbone.sha256 = weights_sha256(cached) if cached is not None else None
     # Where the weights came from: kept with the model (serialized with it)
-    # and written into the trained pipeline's meta (backbones.meta).
+    # and written into the trained pipeline's meta (backbones.resolve.record_backbone).
     model.attrs["backbone"] = backbone.meta()
     _check_fast(hf_model.tokenizer)
     model.attrs["set_transformer"](model, hf_model)
