@@ -42,7 +42,7 @@ def create_pair_transformer_model(
         quality on backbones with outlier activations such as
         all-mpnet-base-v2); "int8-smooth" = "int8-token" with the activations
         smoothed by a calibration saved with the weights (``quantize --method
-        int8-smooth --calibrate PAIRS``; ``smoothing.py``). Inference on CPU only; training raises an error. Override it at
+        int8-smooth --calibrate PAIRS``; ``quantize.py``). Inference on CPU only; training raises an error. Override it at
         load time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
     model = PairTransformerModel(
