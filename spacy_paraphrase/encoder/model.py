@@ -2,7 +2,7 @@
 
 ``PairTransformerModel`` is spacy-transformers' ``TransformerModel`` whose
 forward pass encodes each pair Doc's two turns as one text pair
-(``plan.py``, with windows for long pairs: ``windows.py``) and runs the
+(``plan.py``, with windows for long pairs) and runs the
 transformer in sub-batches (``batching.py``). Its output is an ordinary
 ``FullTransformerBatch`` that also records the cut tokens per Doc, so the
 stock ``transformer`` component, its listeners, training and serialization
