@@ -7,12 +7,22 @@ takes and yields, the role filter, the problem reports); the rest is imported
 from its module (readers.py, pairing.py, turns.py, roles.py, tables.py,
 streaming.py, fields.py)."""
 from .pairing import read_turn_pairs
-from .readers import FORMATS, guess_format, read_convokit_speakers
+from .readers import FORMATS, guess_format, read_convokit_speakers, read_dialogs
 from .roles import filter_roles, role_getter
-from .turns import DialogFormatError, MalformedRecordError, Problem, ProblemCollector, Turn, TurnPair, Utterance
+from .turns import (
+    Conversation,
+    DialogFormatError,
+    MalformedRecordError,
+    Problem,
+    ProblemCollector,
+    Turn,
+    TurnPair,
+    Utterance,
+)
 
 __all__ = [
     "FORMATS",
+    "Conversation",
     "DialogFormatError",
     "MalformedRecordError",
     "Problem",
@@ -23,6 +33,7 @@ __all__ = [
     "filter_roles",
     "guess_format",
     "read_convokit_speakers",
+    "read_dialogs",
     "read_turn_pairs",
     "role_getter",
 ]
