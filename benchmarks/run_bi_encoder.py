@@ -28,7 +28,7 @@ import spacy
 import torch
 from spacy.tokens import DocBin
 
-from spacy_paraphrase.backbones import resolve_model_name
+from spacy_paraphrase.backbones.resolve import resolve_model_name
 from spacy_paraphrase.pair_doc import get_turns
 
 

@@ -34,7 +34,7 @@ import numpy
 import spacy
 import torch
 
-from spacy_paraphrase.backbones import resolve_model_name
+from spacy_paraphrase.backbones.resolve import resolve_model_name
 from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
 from spacy_paraphrase.paraphrase_spans.component import DEFAULT_SCORE_WEIGHTS

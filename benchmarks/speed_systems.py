@@ -41,7 +41,7 @@ def _setup_torch(threads: int):
 
 
 def _resolve(model: str) -> str:
-    from spacy_paraphrase.backbones import resolve_model_name
+    from spacy_paraphrase.backbones.resolve import resolve_model_name
 
     return resolve_model_name(model)
 

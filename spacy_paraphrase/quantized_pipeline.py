@@ -12,7 +12,7 @@ loads them and ``spacy package`` packages it like any pipeline.
 source pipeline's name and version) and, by default, the name
 ``<name>_<setting>`` (``_int8``, ``_int8_token``, ``_int8_smooth``).
 
-``--method int8-smooth`` (``encoder/smoothing.py``) also needs
+``--method int8-smooth`` (``encoder/quantize.py``) also needs
 ``--calibrate PAIRS.spacy``: the fp32 pipeline is run on a seeded sample of
 those pairs (``--calibration-pairs``, default 128; training pairs, not the
 ones you evaluate on) and the channel maxima of every Linear layer's input
@@ -34,8 +34,7 @@ import srsly
 from spacy.util import load_config
 from thinc.api import Config
 
-from .encoder.quantize import QUANTIZE_METHODS, check_quantize
-from .encoder.smoothing import DEFAULT_ALPHA, SMOOTHING_ATTR, calibrating, check_alpha
+from .encoder.quantize import DEFAULT_ALPHA, QUANTIZE_METHODS, SMOOTHING_ATTR, calibrating, check_alpha, check_quantize
 from .saving import staged_swap
 
 SMOOTH_SETTING = "int8-smooth"
@@ -150,7 +149,7 @@ def calibration_docs(nlp, data: Path, n_pairs: int, seed: int = 0) -> list:
 
 def calibrate_pipeline(nlp, docs: list, alpha: float = DEFAULT_ALPHA, batch_size: int = 8) -> int:
     """Run ``nlp`` (fp32) on ``docs`` recording every pair transformer's
-    activation calibration (``encoder/smoothing.py``), and set it on each
+    activation calibration (``encoder/quantize.py``), and set it on each
     module's Hugging Face config; returns the number of modules."""
     from .encoder.shim import pipeline_transformer_modules  # spacy-transformers
 

@@ -1,8 +1,22 @@
-"""The house rules a newcomer relies on: no file over 400 lines in the
-package, benchmarks, scripts and studies; docs/results.md within 200 lines;
+"""The house rules a newcomer relies on.
+
+A module is one concept, and its name says which: a newcomer looking for the
+record format, the span decoding or the pipeline loader opens the one file
+named for it. Its length follows from the concept (spaCy's own components run
+300-700 lines); a module is not split to stay short, nor are fragments kept
+that only exist because an earlier line limit split a concept. The only
+length check left on the code is a smell alarm: a file over ``SMELL_LINES``
+lines usually holds more than one concept and should be read for a split
+along concept lines, not along line counts.
+
+A package exports only the public API (the names README.md and docs/ show);
+code and tests import everything else from the module that defines it.
+
+Also: docs/results.md within 200 lines;
 no process words in the docs; every command in its own module of
 spacy_paraphrase/cli/, named after it; no command line outside cli/; a
 command stops only through ``CommandError`` (``cli/_util.run_command``)."""
+import importlib
 import re
 from pathlib import Path
 
@@ -11,13 +25,14 @@ import typer.main
 from spacy_paraphrase.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
-MAX_LINES = 400
+# Not a target: an alarm that a file has grown into more than one concept.
+SMELL_LINES = 800
 
 
-def test_no_file_over_400_lines():
+def test_no_file_grown_past_one_concept():
     long = {str(p.relative_to(ROOT)): n for folder in ("spacy_paraphrase", "benchmarks", "scripts", "studies")
-            for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
-    assert long == {}
+            for p in (ROOT / folder).rglob("*.py") if (n := len(p.read_text(encoding="utf-8").splitlines())) > SMELL_LINES}
+    assert long == {}, f"over {SMELL_LINES} lines: does each hold one concept? split along concepts, not line counts"
 
 
 def test_results_md_is_short_and_the_docs_speak_of_the_product():
@@ -49,3 +64,22 @@ def test_commands_stop_through_command_error_only():
     found = [f"{p.name}:{i}" for p in sorted((ROOT / "spacy_paraphrase" / "cli").glob("*.py")) if p.name != "_util.py"
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if stops.search(line)]
     assert found == []
+
+
+# Packages whose modules are being reorganized elsewhere: their exports are checked once they settle.
+UNSETTLED = {"annotate", "llm", "visualize"}
+
+
+def test_packages_export_only_the_documented_api():
+    documented = set(re.findall(r"\w+", "\n".join(p.read_text(encoding="utf-8")
+                                                  for p in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")])))
+    packages = ["spacy_paraphrase"] + [f"spacy_paraphrase.{p.parent.name}"
+                                       for p in sorted((ROOT / "spacy_paraphrase").glob("*/__init__.py"))
+                                       if p.parent.name not in UNSETTLED]
+    undocumented = {}
+    for package in packages:
+        module = importlib.import_module(package)
+        exported = set(getattr(module, "__all__", []))
+        assert all(getattr(module, name) is not None for name in exported), package  # each resolves
+        undocumented.update({f"{package}.{name}": None for name in sorted(exported - documented)})
+    assert undocumented == {}

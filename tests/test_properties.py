@@ -4,7 +4,7 @@ import spacy
 from hypothesis import given, settings, strategies as st
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.encoder.alignment import token_pieces
+from spacy_paraphrase.encoder.plan import token_pieces
 from spacy_paraphrase.converters import convert_contextdep
 
 from tests.util import HEADER

@@ -167,7 +167,7 @@ def test_overrides_load_any_pipeline_int8_or_as_trained(fp32_dir):
 def test_smooth_method_calibrates_on_pairs_and_saves_it_with_the_weights(fp32_dir, trained_pipeline, tmp_path):
     from spacy.tokens import DocBin
 
-    from spacy_paraphrase.encoder.smoothing import SMOOTHING_ATTR
+    from spacy_paraphrase.encoder.quantize import SMOOTHING_ATTR
 
     nlp, examples = trained_pipeline
     pairs = tmp_path / "calibration.spacy"

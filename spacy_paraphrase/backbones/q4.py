@@ -12,7 +12,7 @@ are stored row-major as (out features, in features), the layout of
 ``torch.nn.Linear.weight``, so they need no transpose.
 
 Only the model is read here; the tokenizer comes from a ``tokenizer.json``
-(see ``build.py``): the file's vocabulary is used to check that both agree.
+(see ``install.py``): the file's vocabulary is used to check that both agree.
 """
 import struct
 from dataclasses import dataclass, field

@@ -159,7 +159,7 @@ def print_scores(scores: Dict[str, object]) -> None:
 
 def choose_tuning(nlp, pipe_name: str, **options):
     """``tuning.choose_tuning``; CommandError when the request cannot be carried out."""
-    from ..tuning import choose_tuning as choose, tunable_names
+    from ..tuning.base import choose_tuning as choose, tunable_names
 
     try:
         tuning = choose(nlp, pipe_name, **options)

@@ -8,7 +8,8 @@ from typing import Annotated, Any, Dict, List, Optional, Sequence
 import typer
 from wasabi import msg
 
-from ..dialogs import FORMATS, MODES, DialogFormatError
+from ..dialogs import DialogFormatError, FORMATS
+from ..dialogs.pairing import MODES
 from ..annotate.convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
 from ..annotate.resume import ResumeError
 from ..annotate.input_pairs import SourceOptions

@@ -6,7 +6,7 @@ from typing import Annotated, List, Optional, Tuple
 import typer
 from wasabi import msg
 
-from ..backbones.build import BuildError
+from ..backbones.install import BuildError
 from ..backbones.catalog import CATALOG, install_hint
 from ..backbones.install import install_backbone
 from ..backbones.resolve import BackboneNotFound, cache_dir, installed_build

@@ -16,7 +16,7 @@ def cross_tune(model: str, data: Path, pipe_name: str = "", folds: int = 4, repe
                batch_size: int = 0, gpu_id: int = -1, progress: Optional[str] = "cross-tune"):
     """(``Tuning``, estimate): the mean and spread of the held-out folds'
     scores, the settings chosen in each fold and what they were tuned on."""
-    from ..tuning import TuningError
+    from ..tuning.base import TuningError
 
     nlp = load(model, gpu_id)
     tuning = choose_tuning(nlp, pipe_name, highlight_scale=highlight_scale,

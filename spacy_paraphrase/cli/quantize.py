@@ -7,7 +7,7 @@ import typer
 from wasabi import msg
 
 from ..encoder.quantize import QUANTIZE_METHODS
-from ..encoder.smoothing import DEFAULT_ALPHA
+from ..encoder.quantize import DEFAULT_ALPHA
 from ..quantized_pipeline import DEFAULT_CALIBRATION_PAIRS, DEFAULT_METHOD, QuantizeCommandError, quantize_pipeline
 from ._util import CommandError, app, run_command
 

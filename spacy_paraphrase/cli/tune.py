@@ -27,7 +27,7 @@ def tune(model: str, data: Path, pipe_name: str = "", key: str = "threshold", sc
     ``save_to``, there instead (a new pipeline directory, unless it is
     ``model``). Refused before the pipeline runs when that is not safe."""
     from ..saving import SaveError, check_save_target
-    from ..tuning import TuningError
+    from ..tuning.base import TuningError
     from ..tuning.search import grid
     from ..tuning.settings import save_settings
 

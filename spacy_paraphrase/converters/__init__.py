@@ -12,17 +12,19 @@ instead.
 Span-level paraphrase data: ``contextdep``. Pair classification (``doc.cats``
 one-hot or soft over the whole label set): ``circa``, ``pairs`` (any CSV / TSV
 / JSON Lines file of pairs) and its presets ``multipit`` and ``arpa``.
+
+Exported: the converters and their ``ConversionError`` (docs/api.md); the rest
+is imported from its module.
 """
 from .arpa import convert_arpa
 from .circa import convert_circa
-from .common import ConversionError, ConversionReport
+from .common import ConversionError
 from .contextdep import convert_contextdep
 from .multipit import convert_multipit
 from .pairs import convert_pairs
 
 __all__ = [
     "ConversionError",
-    "ConversionReport",
     "convert_arpa",
     "convert_circa",
     "convert_contextdep",

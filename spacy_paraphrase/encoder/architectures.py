@@ -29,7 +29,7 @@ def create_pair_transformer_model(
     """The pair-aware transformer, for the stock ``transformer`` component.
 
     name (str): Hugging Face model name or local directory; offline-packaged
-        backbones are resolved by ``backbones.resolve_backbone`` (README, "Backbones").
+        backbones are resolved by ``backbones.resolve.resolve_backbone`` (README, "Backbones").
     max_length (int): most wordpieces per pair; 0 = the model's own limit.
     max_padding (float): run each batch in sub-batches of similar length whose
         padding is at most this share of their pieces (1.0 = one forward pass
@@ -42,7 +42,7 @@ def create_pair_transformer_model(
         quality on backbones with outlier activations such as
         all-mpnet-base-v2); "int8-smooth" = "int8-token" with the activations
         smoothed by a calibration saved with the weights (``quantize --method
-        int8-smooth --calibrate PAIRS``; ``smoothing.py``). Inference on CPU only; training raises an error. Override it at
+        int8-smooth --calibrate PAIRS``; ``quantize.py``). Inference on CPU only; training raises an error. Override it at
         load time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
     """
     model = PairTransformerModel(

@@ -2,7 +2,7 @@
 
 ``PairTransformerModel`` is spacy-transformers' ``TransformerModel`` whose
 forward pass encodes each pair Doc's two turns as one text pair
-(``plan.py``, with windows for long pairs: ``windows.py``) and runs the
+(``plan.py``, with windows for long pairs) and runs the
 transformer in sub-batches (``batching.py``). Its output is an ordinary
 ``FullTransformerBatch`` that also records the cut tokens per Doc, so the
 stock ``transformer`` component, its listeners, training and serialization
@@ -30,7 +30,7 @@ from spacy_transformers.util import get_torch_default_device
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.file_utils import ModelOutput
 
-from ..backbones import BackboneNotFound, resolve_backbone
+from ..backbones.resolve import BackboneNotFound, resolve_backbone
 from ..backbones.resolve import hub_cached_folder, weights_sha256
 from ..pair_doc import get_turns
 from .batching import DEFAULT_MAX_PADDING, run_transformer
@@ -248,7 +248,7 @@ def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
         cached = hub_cached_folder(name)
         backbone.sha256 = weights_sha256(cached) if cached is not None else None
     # Where the weights came from: kept with the model (serialized with it)
-    # and written into the trained pipeline's meta (backbones.meta).
+    # and written into the trained pipeline's meta (backbones.resolve.record_backbone).
     model.attrs["backbone"] = backbone.meta()
     _check_fast(hf_model.tokenizer)
     model.attrs["set_transformer"](model, hf_model)

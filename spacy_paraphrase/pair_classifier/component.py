@@ -58,7 +58,7 @@ from thinc.types import Floats2d
 
 from ..encoder.batching import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
-from ..backbones.meta import record_backbone
+from ..backbones.resolve import record_backbone
 from . import model  # noqa: F401  (registers the architecture)
 from .scorer import make_pair_classifier_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_targets

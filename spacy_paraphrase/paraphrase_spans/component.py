@@ -28,7 +28,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..encoder.batching import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
-from ..backbones.meta import record_backbone
+from ..backbones.resolve import record_backbone
 from .model import TokenScores
 from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)

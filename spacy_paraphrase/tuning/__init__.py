@@ -9,7 +9,7 @@
 - ``spans.py``: a ``paraphrase_spans`` (thresholds, span decoding, vote-share map).
 - ``classifier.py``: a ``pair_classifier`` (its decision threshold).
 - ``settings.py``: saving tuned settings into a pipeline (``tune --save``).
-"""
-from .base import Found, Tuning, TuningError, choose_tuning, tunable_names, tuning_for
 
-__all__ = ["Found", "Tuning", "TuningError", "choose_tuning", "tunable_names", "tuning_for"]
+Nothing is exported here: the commands import from the module that defines
+each name.
+"""

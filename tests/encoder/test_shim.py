@@ -15,7 +15,7 @@ from spacy_transformers.layers.hf_shim import HFShim
 from thinc.api import Adam, fix_random_seed
 
 from spacy_paraphrase import token_probs
-from spacy_paraphrase.encoder import PairHFShim
+from spacy_paraphrase.encoder.shim import PairHFShim
 
 from tests.util import make_examples, make_nlp
 

@@ -1,11 +1,11 @@
-"""SmoothQuant calibration and the "int8-smooth" layers (encoder/smoothing.py,
-encoder/quantize.py)."""
+"""SmoothQuant calibration and the "int8-smooth" layers (encoder/quantize.py,
+the section "Activation smoothing")."""
 import pytest
 import torch
 
 from spacy_paraphrase.encoder import quantize as quantize_mod
 from spacy_paraphrase.encoder.quantize import PerTokenInt8Linear, QuantizationError, quantize_module
-from spacy_paraphrase.encoder.smoothing import SMOOTHING_ATTR, calibrating, factors
+from spacy_paraphrase.encoder.quantize import SMOOTHING_ATTR, calibrating, factors
 
 
 class Block(torch.nn.Module):

@@ -1,10 +1,10 @@
 """Windows for pairs longer than the model's maximum length
-(encoder/windows.py): the fast tokenizer only, no model."""
+(encoder/plan.py, "Windows"): the fast tokenizer only, no model."""
 import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.encoder.windows import pair_windows, piece_counts, token_windows
+from spacy_paraphrase.encoder.plan import pair_windows, piece_counts, token_windows
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from thinc.types import Ragged
 from spacy_transformers.data_classes import TransformerData
 from transformers.file_utils import ModelOutput
 
-import spacy_paraphrase.pair_classifier  # noqa: F401  (registers factory, architecture, scorer)
+import spacy_paraphrase.pair_classifier.component  # noqa: F401  (registers the factory)
 from spacy_paraphrase import PairDocError, make_pair_doc, token_probs
 from spacy_paraphrase.pair_classifier.model import build_pair_classifier, pooling_matrix
 from spacy_paraphrase.pair_classifier.scorer import score_pair_classifier

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.paraphrase_spans import Readout
+from spacy_paraphrase.paraphrase_spans.readout import Readout
 from spacy_paraphrase.paraphrase_spans.decoding import decode_turn, is_filler
 
 FIRST = ["we", "lost", "the", "game", "and", "then", "the", "cup", "final", "."]

@@ -1,20 +1,22 @@
 """spacy_paraphrase.paraphrase_spans: the component's package, named after it,
-exports the names the README documents; there is no second name for it."""
+exports the functions the README documents, the readout's own objects; there is
+no second name for it."""
 import importlib
 import inspect
 
 import numpy
 import pytest
 
+import spacy_paraphrase
 from spacy_paraphrase import make_pair_doc, paraphrase_spans
-from spacy_paraphrase.paraphrase_spans import component, readout
+from spacy_paraphrase.paraphrase_spans import readout
 
 
-def test_documented_names_are_the_component_objects():
-    assert paraphrase_spans.ParaphraseSpans is component.ParaphraseSpans
-    for name in ("highlight_flags", "token_probs", "SOURCE_LABEL", "PARAPHRASE_LABEL",
-                 "HIGHLIGHT_SCALES", "check_highlight_scale", "fill_unscored"):
+def test_documented_names_are_the_readout_objects():
+    assert paraphrase_spans.__all__ == ["highlight_flags", "token_probs"]
+    for name in paraphrase_spans.__all__:
         assert getattr(paraphrase_spans, name) is getattr(readout, name), name
+    assert spacy_paraphrase.token_probs is readout.token_probs
     with pytest.raises(ModuleNotFoundError):
         importlib.import_module("spacy_paraphrase.spans")
     assert list(inspect.signature(paraphrase_spans.highlight_flags).parameters) == ["doc", "probs", "threshold", "scale"]

@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc, token_probs
-from spacy_paraphrase.paraphrase_spans import READOUT_KEYS, Readout
+from spacy_paraphrase.paraphrase_spans.readout import READOUT_KEYS, Readout
 from spacy_paraphrase.paraphrase_spans.model import TokenScores
 from spacy_paraphrase.paraphrase_spans.readout import fill_unscored
 from tests.util import write_paraphrase_annotations

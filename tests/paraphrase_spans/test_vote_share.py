@@ -4,7 +4,7 @@ import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.paraphrase_spans import Readout
+from spacy_paraphrase.paraphrase_spans.readout import Readout
 from spacy_paraphrase.paraphrase_spans.vote_share import (
     VoteShareMap, agreement_of_share, annotator_agreement, fit_vote_share, pair_features, share_scores,
 )

@@ -9,7 +9,7 @@ from spacy.training import Example
 from thinc.api import Adam, fix_random_seed
 from typer.testing import CliRunner
 
-import spacy_paraphrase.pair_classifier  # noqa: F401
+import spacy_paraphrase.pair_classifier.component  # noqa: F401  (registers the factory)
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.tuning.classifier import candidate_values, check_tunable, cross_tuned_scores, score_docs, sweep, tune

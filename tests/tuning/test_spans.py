@@ -163,7 +163,7 @@ def test_sweep_and_tune_use_the_highlight_scale_of_cfg():
 
 
 def test_a_readout_and_its_cfg_tune_the_same():
-    from spacy_paraphrase.paraphrase_spans import Readout
+    from spacy_paraphrase.paraphrase_spans.readout import Readout
 
     examples = _examples(n=16, noise=0.1, seed=2)
     cfg = dict(CFG, highlight_scale="turn_max")

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import spacy
 
-from spacy_paraphrase.backbones.meta import META_KEY
+from spacy_paraphrase.backbones.resolve import META_KEY
 from spacy_paraphrase.backbones.resolve import file_sha256
 from tests.util import make_examples, make_nlp
 
