@@ -129,8 +129,7 @@ def _turn_to_doc(nlp: Language, turn: TurnText, which: str) -> Doc:
         check_turn_text(turn, which)
         return nlp.make_doc(turn)
     if isinstance(turn, Doc):
-        if not turn.text.strip():
-            raise PairDocError(f"The {which} turn Doc is empty or whitespace only.")
+        check_turn_text(turn.text, which)
         return turn
     try:
         words = list(turn)
@@ -138,7 +137,9 @@ def _turn_to_doc(nlp: Language, turn: TurnText, which: str) -> Doc:
         raise PairDocError(
             f"The {which} turn must be a string or a list of words, got {type(turn).__name__}."
         ) from None
-    return words_to_doc(nlp.vocab, words, which)
+    doc = words_to_doc(nlp.vocab, words, which)
+    check_turn_text(doc.text, which)  # the one turn check, for word lists too
+    return doc
 
 
 def make_pair_doc(

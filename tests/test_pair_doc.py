@@ -128,3 +128,12 @@ def test_the_turn_check_counts_characters_against_max_length():
     assert invalid_side(row, max_length=6) is None
     side, reason = invalid_side(row, max_length=5)
     assert side == "first" and "6 characters" in reason and "nlp.max_length = 5" in reason
+
+
+def test_word_lists_and_docs_pass_the_same_turn_check():
+    nlp = spacy.blank("en")
+    with pytest.raises(PairDocError, match="no visible text"):
+        make_pair_doc(nlp, ["fine"], ["\u200b", "\u00ad"])
+    with pytest.raises(PairDocError, match="no visible text"):
+        make_pair_doc(nlp, nlp.make_doc("fine"), nlp.make_doc("\ufeff"))
+    assert [t.text for t in get_turns(make_pair_doc(nlp, ["fine", ""], ["a\u200bb"]))][1] == "a\u200bb"
