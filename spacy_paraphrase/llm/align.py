@@ -15,9 +15,10 @@ turn in four steps and stops at the first that finds it:
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
 3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
-   added (a run of 2-3 units), one replaced (2-3 units) or one left out (a
-   run one unit longer; such a fit matches every unit of the quote and beats
-   the others). Another form of the turn's word ("camps" / "camp", "steps" /
+   added (a run of 2-3 units), one replaced (2-3 units) or one word left
+   out (a run one unit longer, or two for a contraction: "I been punished"
+   for "I haven't been punished"; such a fit matches every unit of the
+   quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
    "stepped": the same stem once -ing, -ed, -(e)s, -ly, -er and a final e
    are cut) is no replacement. The units that match are the evidence: two
    content words (a number, or >= 3 letters and not a stop word), or one

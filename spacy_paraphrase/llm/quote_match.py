@@ -244,6 +244,11 @@ def filler(unit: str) -> bool:
     return unit in STOP_WORDS or (len(unit) >= 5 and unit.endswith("ly"))
 
 
+def _one_word(doc, a: int, b: int) -> bool:
+    """Tokens ``a`` .. ``b`` are one whitespace word ("haven't" as one token, or "have" + "n't")."""
+    return a == b or (b == a + 1 and not doc[a].whitespace_)
+
+
 def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, int, float]]:
     """Every place in ``turns`` where a 2-4-unit quote is one edit from a run
     of 2-3 units (``align.py``'s module doc, step 3): (span, quote units
@@ -261,12 +266,14 @@ def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, in
     lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
     for turn in turns:
         units, owners = span_units(turn)
-        for length in lengths + [n + 1]:
+        for length in lengths + [n + 1, n + 2]:
             for i in range(len(units) - length + 1):
                 window = units[i : i + length]
                 extra = swap = None  # the quote's unit that does not match; (it, the turn's unit)
-                if length == n + 1:  # a unit left out of the quote: all its units match
-                    fits = any(_same(window[:k] + window[k + 1 :], q_units, prefix) for k in range(1, n))
+                if length > n:  # a word left out of the quote (one unit, or a contraction's two): all its units match
+                    gap = length - n
+                    fits = any(_same(window[:k] + window[k + gap :], q_units, prefix)
+                               and (gap == 1 or _one_word(turn.doc, owners[i + k], owners[i + k + 1])) for k in range(1, n))
                     kept = list(q_units) if fits else None
                 elif length == n:  # one unit replaced (or only other forms of the turn's words)
                     same = [_same([window[k]], [q_units[k]], prefix and k == n - 1) for k in range(n)]
@@ -283,7 +290,7 @@ def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, in
                 if kept and window[-1] != q_units[-1] and window[-1].startswith(q_units[-1]) and kept[-1] in (
                         q_units[-1], window[-1]):
                     kept = kept[:-1] + [""]  # a cut-off word: no evidence of its own
-                whole = length == n + 1 or (length == n - 1 and extra is not None and filler(extra))
+                whole = length > n or (length == n - 1 and extra is not None and filler(extra))
                 if not kept or not evidence(kept, swap, whole):
                     continue
                 # a filler that does not match was more likely put in ("just"), another word more

@@ -258,3 +258,11 @@ def test_invented_short_quote_placed_nowhere(nlp, quote):
     doc, _, _ = pair(nlp, *FOUR_MILES)
     for side in ("first", "second"):
         assert not locate_quote(doc, quote, side).kept
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_a_left_out_contraction_keeps_the_first_word(nlp, words):
+    first, second = "Well, I haven't been punished for it.", "OK."
+    doc = make_pair_doc(nlp, first.split(), second.split()) if words else make_pair_doc(nlp, first, second)
+    status = locate_quote(doc, "I been punished.", "first")
+    assert status.status == "aligned" and doc[status.start : status.end].text.startswith("I haven")
