@@ -43,6 +43,11 @@ rule (``exact_word_match`` in the stated turn).
         -o benchmarks/results/llm_alignment.json
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/train.tsv \
         -o benchmarks/results/llm_alignment_train.json
+
+``--log FILE`` writes every quote and what was found (JSONL). docs/llm.md's
+before -> now table: this benchmark run on older code (a checkout of the
+commit, with this file) gives BEFORE.json, then
+``python -m benchmarks.run_llm_alignment benchmarks/results/llm_alignment.json --before BEFORE.json``.
 """
 import argparse
 import ast
@@ -329,15 +334,39 @@ def markdown(result: Dict) -> str:
     return "\n".join(lines)
 
 
+def compare(before: Dict, now: Dict) -> str:
+    """docs/llm.md's table: two runs of this benchmark (older code, same quotes), before -> now."""
+    lines = ["| quote kind | n | aligned (before → now) | span in the wrong turn (before → now) | "
+             "Jaccard (before → now) | authors' rule: Jaccard |", "|---|---|---|---|---|---|"]
+    for kind, row in now["kinds"].items():
+        old = before["kinds"][kind]
+
+        def pair(key):
+            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row else "—"
+
+        lines.append(f"| {kind} | {row['n']} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
+                     f"{pair('ours_jaccard')} | {row.get('authors_jaccard', float('nan')):.3f} |")
+    b, s = before["summary"], now["summary"]
+    lines += ["", f"Mean Jaccard (each span once per kind): {b['ours_mean_jaccard_per_span']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span']:.3f}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
+              f"{s['ours_mean_jaccard']:.3f}; quotes in neither turn aligned: {b['ours_invented_aligned']} → "
+              f"{s['ours_invented_aligned']} of {s['n_invented']}."]
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("data", type=Path)
+    parser.add_argument("data", type=Path, help="a ContextDeP .tsv, or with --before: this benchmark's JSON result")
+    parser.add_argument("--before", type=Path, help="a result of older code: print the before -> now table")
     parser.add_argument("-o", "--output", type=Path)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
     parser.add_argument("--short-windows", type=int, default=2, help="2-3-word runs of each longer span quoted")
     parser.add_argument("--log", type=Path, help="a JSONL file of every quote and what was found (to study misses)")
     args = parser.parse_args()
+    if args.before:
+        print(compare(json.loads(args.before.read_text()), json.loads(args.data.read_text())))
+        return
     log: Optional[List[Dict]] = [] if args.log else None
     result = run(args.data, args.seed, args.min_score, args.short_windows, log)
     if args.log:
