@@ -21,7 +21,11 @@ quotes of these kinds (seeded):
   >= 2 words whose last word has >= 4 letters);
 - ``dropped_second``: the second word left out (spans of >= 4 words);
 - ``short_added`` / ``short_replaced``: 2-3-word spans with a filler word put
-  in anywhere / one word replaced by a common word;
+  in / one word replaced by a common word, at every place (each span gives
+  3-4 / 2-3 quotes); ``part_added`` / ``part_replaced``: the same for
+  ``--short-windows`` (default 2) seeded 2-3-word runs of each longer span
+  that hold a content word (a model quoting part of a highlight; the
+  intended span is then that run; not in the mean Jaccard);
 - ``not_in_text``: a span of *another* pair, filed under this pair's turn
   (expected: aligned nowhere); ``not_in_text_short``: 2-3-word spans of
   other pairs, as they are and with one word replaced (the quotes the
@@ -39,6 +43,11 @@ rule (``exact_word_match`` in the stated turn).
         -o benchmarks/results/llm_alignment.json
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/train.tsv \
         -o benchmarks/results/llm_alignment_train.json
+
+``--log FILE`` writes every quote and what was found (JSONL). docs/llm.md's
+before -> now table: this benchmark run on older code (a checkout of the
+commit, with this file) gives BEFORE.json, then
+``python -m benchmarks.run_llm_alignment benchmarks/results/llm_alignment.json --before BEFORE.json``.
 """
 import argparse
 import ast
@@ -47,9 +56,9 @@ import json
 import random
 import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import spacy
 
@@ -63,8 +72,9 @@ CONTRACTIONS = [("you've", "you have"), ("don't", "do not"), ("it's", "it is"), 
                 ("we've", "we have"), ("doesn't", "does not"), ("there's", "there is"), ("you're", "you are")]
 REPLACEMENTS = ["people", "thing", "really", "good", "new", "time", "way", "big", "many", "said", "think", "work"]
 KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punctuation", "wrong_turn",
-         "wrong_turn_echo", "truncated_last", "dropped_second", "short_added", "short_replaced", "not_in_text",
-         "not_in_text_short")
+         "wrong_turn_echo", "truncated_last", "dropped_second", "short_added", "short_replaced", "part_added",
+         "part_replaced", "not_in_text", "not_in_text_short")
+PARTS = ("part_added", "part_replaced")  # reported on their own, not in the mean
 INVENTED = ("not_in_text", "not_in_text_short")
 
 
@@ -125,17 +135,41 @@ def variants(words: List[str], rng: random.Random) -> Dict[str, str]:
         out["truncated_last"] = " ".join(words[:-1] + [last[: rng.randrange(2, len(last))]])
     if len(words) >= 4:
         out["dropped_second"] = " ".join(words[:1] + words[2:])
-    if 2 <= len(words) <= 3:
-        k = rng.randrange(0, len(words) + 1)
-        out["short_added"] = " ".join(words[:k] + [rng.choice(FILLERS)] + words[k:])
-        out["short_replaced"] = replace_one(words, rng)
     return out
 
 
-def replace_one(words: List[str], rng: random.Random) -> str:
-    k = rng.randrange(len(words))
+def short_variants(words: List[str], rng: random.Random) -> List[Tuple[str, str]]:
+    """A 2-3-word quote with a filler put in at every place, and with each of its words replaced."""
+    added = [("short_added", " ".join(words[:k] + [rng.choice(FILLERS)] + words[k:])) for k in range(len(words) + 1)]
+    return added + [("short_replaced", replace_one(words, rng, k)) for k in range(len(words))]
+
+
+def short_windows(words: List[str], rng: random.Random, n: int) -> List[Tuple[int, int]]:
+    """``n`` seeded 2-3-word runs of a span of >= 4 words that hold a content word."""
+    from spacy.lang.en.stop_words import STOP_WORDS
+
+    runs = [(i, i + m) for m in (2, 3) for i in range(len(words) - m + 1)
+            if any(len(u) >= 3 and u not in STOP_WORDS for u in text_units(" ".join(words[i : i + m])))]
+    return rng.sample(runs, min(n, len(runs))) if len(words) >= 4 else []
+
+
+def replace_one(words: List[str], rng: random.Random, k: int = -1) -> str:
+    k = rng.randrange(len(words)) if k < 0 else k
     new = rng.choice([w for w in REPLACEMENTS if w != words[k].lower()])
     return " ".join(words[:k] + [new] + words[k + 1 :])
+
+
+def in_text(units: List[str], q: List[str]) -> bool:
+    """Whether a run of ``units`` is ``q``, or ``q`` with a filler (a stop word
+    or an -ly adverb, ``quote_match.filler``) put in, or with one inner unit
+    left out: the pair's own short_added / dropped-word quote, not an invented one."""
+    from spacy_paraphrase.llm.quote_match import filler
+
+    runs = [q] + [q[:k] + q[k + 1 :] for k in range(len(q)) if len(q) > 2 and filler(q[k])]
+    if any(units[i : i + len(r)] == r for r in runs for i in range(len(units))):
+        return True
+    return any(units[i : i + k] + units[i + k + 1 : i + len(q) + 1] == q
+               for i in range(len(units) - len(q)) for k in range(1, len(q)))
 
 
 def contains(turn_words: List[str], quote: str) -> bool:
@@ -162,42 +196,57 @@ def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
     return inter / union if union else 0.0
 
 
-def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict:
+def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windows: int = 2,
+        log: Optional[List[Dict]] = None) -> Dict:
+    """The table; ``log`` (a list) receives one row per quote (kind, quote, turns, what was found)."""
     rng = random.Random(seed)
     nlp = spacy.blank("en")
     pairs = read_pairs(path)
     results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
-                      "authors_jaccard": 0.0, "methods": defaultdict(int)} for kind in KINDS}
+                      "authors_jaccard": 0.0, "methods": defaultdict(int), "spans": 0.0,
+                      "ours_span_jaccard": 0.0} for kind in KINDS}
     t0 = time.perf_counter()
-    n_calls = in_both = 0
+    n_calls = in_both = in_pair = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
-    short_spans = [(p, s) for p, s in all_spans if 2 <= s[2] - s[1] <= 3]
+    short_spans = [(p, s) for p, s in all_spans if 2 <= s[2] - s[1] <= 3]  # invented short quotes: 4 per span
     for pair in pairs:
         doc = make_pair_doc(nlp, pair["words"][0], pair["words"][1])
         offset = {"first": 0, "second": len(pair["words"][0])}
         for side, i, j in pair["spans"]:
             words = pair["words"][0 if side == "first" else 1]
             intended = (offset[side] + i, offset[side] + j)
-            quotes = [(kind, q, side) for kind, q in variants(words[i:j], rng).items()]
+            quotes = [(kind, q, side, intended) for kind, q in variants(words[i:j], rng).items()]
+            windows = [(i, j)] if j - i <= 3 else [(i + a, i + b) for a, b in short_windows(words[i:j], rng, n_windows)]
+            for a, b in windows:
+                part = (offset[side] + a, offset[side] + b)
+                quotes.extend((kind if j - i <= 3 else kind.replace("short", "part"), q, side, part)
+                              for kind, q in short_variants(words[a:b], rng))
             other = "second" if side == "first" else "first"
             verbatim = " ".join(words[i:j])
             other_words = pair["words"][0 if other == "first" else 1]
             if contains(other_words, verbatim):
                 in_both += 1  # word for word in the stated turn too: that turn is right, not counted
             else:
-                quotes.append(("wrong_turn", verbatim, other))
+                quotes.append(("wrong_turn", verbatim, other, intended))
                 if echoes(other_words, verbatim, min_score):
-                    quotes.append(("wrong_turn_echo", verbatim, other))
-            for kind, quote, stated in quotes:
+                    quotes.append(("wrong_turn_echo", verbatim, other, intended))
+            per_span = Counter(q[0] for q in quotes)  # the short kinds give several quotes per span
+            for kind, quote, stated, intended in quotes:
                 res = results[kind]
                 res["n"] += 1
+                res["spans"] += 1 / per_span[kind]
                 status = locate_quote(doc, quote, stated, min_score=min_score)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
+                if log is not None:
+                    log.append({"kind": kind, "quote": quote, "stated": stated, "status": status.status,
+                                "method": status.method, "found": doc[status.start : status.end].text if status.kept
+                                else None, "intended": doc[intended[0] : intended[1]].text, "doc": doc.text})
                 if status.kept:
                     res["ours_kept"] += 1
                     res["ours_wrong_turn"] += int(status.side_found != side)
                     res["ours_jaccard"] += jaccard((status.start, status.end), intended)
+                    res["ours_span_jaccard"] += jaccard((status.start, status.end), intended) / per_span[kind]
                 stated_words = pair["words"][0 if stated == "first" else 1]
                 hit = exact_word_match(stated_words, quote)
                 if hit is not None:
@@ -210,7 +259,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
                 other_pair, (o_side, oi, oj) = rng.choice(all_spans)
                 if other_pair is not pair:
                     invented.append(("not_in_text", " ".join(other_pair["words"][0 if o_side == "first" else 1][oi:oj])))
-            for _ in range(2):
+            for _ in range(4):
                 other_pair, (o_side, oi, oj) = rng.choice(short_spans)
                 if other_pair is not pair:
                     o_words = other_pair["words"][0 if o_side == "first" else 1][oi:oj]
@@ -218,15 +267,19 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
                     invented.append(("not_in_text_short", replace_one(o_words, rng)))
             pair_units = text_units(doc.text)
             for kind, quote in invented:
-                q = text_units(quote)
-                if any(pair_units[k : k + len(q)] == q for k in range(len(pair_units))):
-                    continue  # in the text after all
+                if in_text(pair_units, text_units(quote)):
+                    in_pair += 1  # in the text after all
+                    continue
                 res = results[kind]
                 res["n"] += 1
                 status = locate_quote(doc, quote, side, min_score=min_score)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 res["ours_kept"] += int(status.kept)
+                if log is not None:
+                    log.append({"kind": kind, "quote": quote, "stated": side, "status": status.status,
+                                "method": status.method, "found": doc[status.start : status.end].text if status.kept
+                                else None, "intended": None, "doc": doc.text})
                 res["authors_kept"] += int(exact_word_match(words, quote) is not None)
     elapsed = time.perf_counter() - t0
     table = {}
@@ -240,18 +293,23 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE) -> Dict
             row["authors_jaccard"] = res["authors_jaccard"] / n
         table[kind] = row
     # wrong_turn_echo repeats some wrong_turn quotes: counted once in the mean
-    made = [k for k in KINDS if k not in INVENTED and k != "wrong_turn_echo"]
+    made = [k for k in KINDS if k not in INVENTED + PARTS and k != "wrong_turn_echo"]
     total = sum(results[k]["n"] for k in made)
     summary = {
         "ours_mean_jaccard": sum(results[k]["ours_jaccard"] for k in made) / total,
+        # each span counted once per kind (a short kind's quotes of one span: their mean), as before the
+        # short kinds were quoted at every place
+        "ours_mean_jaccard_per_span": (sum(results[k]["ours_span_jaccard"] for k in made)
+                                       / sum(results[k]["spans"] for k in made)),
         "authors_mean_jaccard": sum(results[k]["authors_jaccard"] for k in made) / total,
         "ours_not_in_text_aligned": table["not_in_text"]["ours_aligned"],
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
         "ours_invented_aligned": sum(results[k]["ours_kept"] for k in INVENTED),
         "n_invented": sum(results[k]["n"] for k in INVENTED),
-        "n_wrong_turn_in_both": in_both, "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
+        "n_wrong_turn_in_both": in_both, "n_invented_in_text": in_pair, "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
     }
-    return {"data": path.name, "seed": seed, "min_score": min_score, "summary": summary, "kinds": table}
+    return {"data": path.name, "seed": seed, "min_score": min_score, "short_windows": n_windows, "summary": summary,
+            "kinds": table}
 
 
 def markdown(result: Dict) -> str:
@@ -266,22 +324,53 @@ def markdown(result: Dict) -> str:
     s = result["summary"]
     lines.append("")
     lines.append(f"Mean Jaccard over the {s['n_quotes']} made quotes ({s['n_pairs']} pairs; wrong_turn_echo counted "
-                 f"once, as wrong_turn): ours {s['ours_mean_jaccard']:.3f}, authors' rule "
+                 f"once, as wrong_turn; part_* left out): ours {s['ours_mean_jaccard']:.3f} (each span once per "
+                 f"kind: {s['ours_mean_jaccard_per_span']:.3f}), authors' rule "
                  f"{s['authors_mean_jaccard']:.3f}; quotes in neither turn aligned: ours "
                  f"{s['ours_invented_aligned']} of {s['n_invented']}; {s['ms_per_quote']:.2f} ms per quote. "
                  f"Not made: {s['n_wrong_turn_in_both']} wrong-turn quotes that the stated turn holds word for word "
-                 f"too (aligned there, by design).")
+                 f"too (aligned there, by design); {s['n_invented_in_text']} quotes of other pairs that this pair holds "
+                 f"(word for word, or with a filler put in or a word left out).")
+    return "\n".join(lines)
+
+
+def compare(before: Dict, now: Dict) -> str:
+    """docs/llm.md's table: two runs of this benchmark (older code, same quotes), before -> now."""
+    lines = ["| quote kind | n | aligned (before → now) | span in the wrong turn (before → now) | "
+             "Jaccard (before → now) | authors' rule: Jaccard |", "|---|---|---|---|---|---|"]
+    for kind, row in now["kinds"].items():
+        old = before["kinds"][kind]
+
+        def pair(key):
+            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row else "—"
+
+        lines.append(f"| {kind} | {row['n']} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
+                     f"{pair('ours_jaccard')} | {row.get('authors_jaccard', float('nan')):.3f} |")
+    b, s = before["summary"], now["summary"]
+    lines += ["", f"Mean Jaccard (each span once per kind): {b['ours_mean_jaccard_per_span']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span']:.3f}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
+              f"{s['ours_mean_jaccard']:.3f}; quotes in neither turn aligned: {b['ours_invented_aligned']} → "
+              f"{s['ours_invented_aligned']} of {s['n_invented']}."]
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("data", type=Path)
+    parser.add_argument("data", type=Path, help="a ContextDeP .tsv, or with --before: this benchmark's JSON result")
+    parser.add_argument("--before", type=Path, help="a result of older code: print the before -> now table")
     parser.add_argument("-o", "--output", type=Path)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
+    parser.add_argument("--short-windows", type=int, default=2, help="2-3-word runs of each longer span quoted")
+    parser.add_argument("--log", type=Path, help="a JSONL file of every quote and what was found (to study misses)")
     args = parser.parse_args()
-    result = run(args.data, args.seed, args.min_score)
+    if args.before:
+        print(compare(json.loads(args.before.read_text()), json.loads(args.data.read_text())))
+        return
+    log: Optional[List[Dict]] = [] if args.log else None
+    result = run(args.data, args.seed, args.min_score, args.short_windows, log)
+    if args.log:
+        args.log.write_text("".join(json.dumps(row) + "\n" for row in log))
     print(markdown(result))
     if args.output:
         args.output.parent.mkdir(parents=True, exist_ok=True)

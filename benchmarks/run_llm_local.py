@@ -6,7 +6,8 @@ must be served from the cache), then pairs/s with 1, 2 and 4 requests in
 flight on a few pairs (cache off, no re-asks). A sample whose answer does not
 parse is asked again (``--reask``, the task's ``reask_unparsed``, default 2):
 the evaluate stage reports the unparsed share of the first answers (before)
-and after re-asking, and the re-ask requests.
+and after re-asking, and the re-ask requests; ``--table`` prints docs/llm.md's
+re-asking table from a result file.
 
     python -m spacy_paraphrase convert contextdep ../shared/data/contextdep/dev.tsv corpus/contextdep/dev.spacy --mode majority
     python -m benchmarks.run_llm_local corpus/contextdep/dev.spacy -o benchmarks/results/llm_local_dev.json
@@ -88,7 +89,11 @@ def main() -> None:
     parser.add_argument("--cache-dir", type=Path, default=None, help="answer cache (default: a new temporary one)")
     parser.add_argument("--port", type=int, default=8765,
                         help="server port; the cache key holds the base URL, so a fixed port lets a rerun resume")
+    parser.add_argument("--table", action="store_true", help="print the re-asking table of the result DATA (a JSON file)")
     args = parser.parse_args()
+    if args.table:
+        print(reask_table(json.loads(args.data.read_text())))
+        return
     work = Path(tempfile.mkdtemp(prefix="llm_local_"))
     nlp0 = spacy.blank("en")
     examples = list(PairCorpus(args.data)(nlp0))
@@ -153,6 +158,24 @@ def main() -> None:
             result["concurrency"][str(c)] = {"pairs": len(few), "pairs_per_second": len(few) / (time.perf_counter() - t)}
     save(result, args.output)
     print(json.dumps(result, indent=2))
+
+
+def reask_table(result: Dict) -> str:
+    """docs/llm.md's re-asking table, from this benchmark's result."""
+    e, n_pairs = result["evaluate"], result["n_pairs"]
+    n = sum(e["samples"].values())
+    first, after, reasks, sc = e["unparsed_first_answer"], e["samples"]["unparsed"], e["reask_requests"], e["scores"]
+    return "\n".join([
+        "| | |", "|---|---|",
+        f"| samples whose first answer did not parse | {first} of {n} (**{100 * first / n:.1f}%**) |",
+        f"| samples unparsed after re-asking | **{after} of {n}** ({100 * after / n:.1f}%) |",
+        f"| re-ask requests | {reasks}: {n + reasks} requests for {n} samples, {(n + reasks) / n_pairs:.2f} per pair "
+        f"instead of {result['n_samples']} |",
+        f"| cache | `annotate` and a second pipeline run on the same pairs: {result['second_run']['requests']} requests "
+        f"(re-asks included), cache hit rate {100 * result['second_run']['cache_hit_rate']:.0f}% |",
+        f"| samples: yes / no; pair P / R / F1 | {e['samples']['yes']} / {e['samples']['no']}; "
+        f"{sc['paraphrase_llm_pair_p']:.2f} / {sc['paraphrase_llm_pair_r']:.2f} / {sc['paraphrase_llm_pair_f']:.2f} "
+        f"({n_pairs} pairs: noise) |"])
 
 
 def save(result: Dict, output) -> None:

@@ -15,15 +15,22 @@ turn in four steps and stops at the first that finds it:
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
 3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
-   added (a run of 2-3 units), one replaced (2-3 units) or one left out (a
-   run one unit longer; such a fit matches every unit of the quote and beats
-   the others). Another form of the turn's word ("camp" / "camps", "step" /
-   "stepped": a common start of >= 4 letters, or a whole word of >= 3 that
-   starts the other) is no replacement; a two-unit quote may have only such
-   forms, no other word. The units that match must hold a content word (a
-   number, or >= 3 letters and not a stop word) and at least half the run's
-   letters. The fit must be the only one **in the pair** (both turns of the
-   Doc). Score: RapidFuzz ratio of the quote and the run.
+   added (a run of 2-3 units), one replaced (2-3 units) or one word left
+   out (a run one unit longer, or two for a contraction: "I been punished"
+   for "I haven't been punished"; such a fit matches every unit of the
+   quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
+   "stepped": the same stem once -ing, -ed, -(e)s, -ly, -er and a final e
+   are cut) is no replacement. The units that match are the evidence: two
+   content words (a number, or >= 3 letters and not a stop word), or one
+   that is not among the frequent English words of ``common_words.py``, or
+   one frequent content word among >= 2 matching units when the quote's unit
+   that does not match is a *filler* (a stop word or an adverb in -ly:
+   "going to really be"). "the thing" with "thing" replaced, or "unclog the
+   time" for "the time", is no evidence. The fit must be the only one **in
+   the pair** (both turns of the Doc). At the edge, a quote unit that does
+   not match reads as put in when it is a filler (the span leaves the turn's
+   neighbour out) and as a replacement otherwise (the span takes the turn's
+   word in). Score: RapidFuzz ratio of the quote and the run.
 4. ``fuzzy``: every window of the turn's units whose length is within
    ``max(1, round(0.5 * n))`` of the quote's ``n`` units and that holds one
    of the quote's content words or a form of it (any of its words, when it
@@ -31,7 +38,9 @@ turn in four steps and stops at the first that finds it:
    compared with the quote (RapidFuzz ``fuzz.ratio`` on the units joined by
    spaces, 0-100); the best window counts when its score is >=
    ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
-   length closest to the quote's. Of the windows over it that score >=
+   length closest to the quote's; for a quote of 2-3 units, the units it
+   shares with the window must be evidence as in step 3. Of the windows over
+   it that score >=
    ``min_score``, one that starts with the quote's first unit and ends with
    its last wins (a word left out or changed inside must not cut an edge
    word off).
@@ -141,8 +150,8 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignm
     distinct = [p for k, p in enumerate(places) if k == 0 or p[0].start >= places[k - 1][0].end]
     if len(distinct) != 1:
         return None
-    best = max(places, key=lambda p: (p[2], p[0].end - p[0].start))
-    return QuoteAlignment(best[0], "short", best[2])
+    best = max(places, key=lambda p: (-p[2], p[3], p[0].end - p[0].start))
+    return QuoteAlignment(best[0], "short", best[3])
 
 
 def _pair_turns(turn: Span) -> List[Span]:

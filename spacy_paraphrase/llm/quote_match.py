@@ -9,6 +9,8 @@ from typing import List, Optional, Sequence, Tuple
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Span
 
+from .common_words import COMMON_WORDS
+
 # short: quotes of 2-3 units (one more when a unit was added)
 SHORT_UNITS = (2, 3)
 
@@ -164,8 +166,13 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
             score = fuzz.ratio(_window_text(units[i : i + length], q_units, prefix), target)
             # a window shares a content word (any word, when the quote has none) with the quote:
             # "your community" is not "our country"
-            if score >= min_score and any(_alike(u, w) for u in content for w in units[i : i + length]):
-                scored.append((score, -abs(length - n), i, i + length))
+            window = units[i : i + length]
+            if score < min_score or not any(_alike(u, w) for u in content for w in window):
+                continue
+            # a quote of 2-3 units: the units it shares with the window are evidence (step 3's rule)
+            if n <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
+                continue
+            scored.append((score, -abs(length - n), i, i + length))
     if not scored:
         return None
     best = max(scored, key=lambda s: (s[0], s[1]))
@@ -195,40 +202,100 @@ def _alike(unit: str, other: str) -> bool:
     return unit == other or common >= 4 or (common >= 3 and common == min(len(unit), len(other)))
 
 
-def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, float]]:
+def _stem(unit: str) -> str:
+    """A crude stem for telling forms of one word apart from other words:
+    "stepped" / "steps" -> "step", "issues" / "issue" -> "issu"; "think" and
+    "thing", "fairly" and "fair" stay apart."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if unit.endswith(suffix) and len(unit) - len(suffix) >= 3:
+            unit = unit[: -len(suffix)]
+            break
+    if len(unit) >= 4 and unit[-1] == unit[-2] and unit[-1] not in "aeiouls":
+        unit = unit[:-1]  # "stepp" -> "step"
+    return unit[:-1] if len(unit) > 3 and unit.endswith("e") else unit
+
+
+def _form_of(unit: str, other: str) -> bool:
+    """Another form of the same word (step 3): the same crude stem."""
+    return unit != other and len(unit) >= 3 and len(other) >= 3 and _stem(unit) == _stem(other)
+
+
+def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole: bool = False) -> bool:
+    """Whether the quote units that match a place (``kept``; "" for a word
+    matched only as a cut-off prefix) are evidence of it: two content words,
+    or one that is not a frequent English word (``common_words.py``) among
+    >= 2 matching units, or (``whole``: the turn's run is the quote's words
+    with a filler put in or a word left out) one frequent content word among
+    >= 2 matching units. A lone matching unit only when it is not a frequent
+    word and the quote's other word replaced a content word with a content
+    word (``swap``: the quote's, the turn's). "the thing", "you said" with a
+    word replaced, or "the process" for "election process" could be anywhere."""
+    content = [u for u in kept if _content(u)]
+    if len(content) >= 2 or (whole and content and len(kept) >= 2):
+        return True
+    if not any(u not in COMMON_WORDS for u in content):
+        return False
+    return len(kept) >= 2 or (swap is not None and _content(swap[0]) and _content(swap[1]))
+
+
+def filler(unit: str) -> bool:
+    """A word LLMs put into quotes: a stop word ("just", "very") or an adverb
+    in -ly ("actually", "basically")."""
+    return unit in STOP_WORDS or (len(unit) >= 5 and unit.endswith("ly"))
+
+
+def _one_word(doc, a: int, b: int) -> bool:
+    """Tokens ``a`` .. ``b`` are one whitespace word ("haven't" as one token, or "have" + "n't")."""
+    return a == b or (b == a + 1 and not doc[a].whitespace_)
+
+
+def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, int, float]]:
     """Every place in ``turns`` where a 2-4-unit quote is one edit from a run
-    of 2-3 units (``align.py``'s module doc, step 3): (span, quote units matched, score)."""
+    of 2-3 units (``align.py``'s module doc, step 3): (span, quote units
+    matched, penalty, score). Penalty 1: the quote's unit that does not match
+    read as replacing the turn's unit although it is a ``filler`` (more likely
+    put in: "just", "actually"), or as put in although it is not (more likely
+    a replacement); else 0."""
     from rapidfuzz import fuzz
 
     n = len(q_units)
     if not SHORT_UNITS[0] <= n <= SHORT_UNITS[1] + 1:
         return []
     prefix = prefix_ok(q_units) and len(q_units[-1]) >= 3
-    found: List[Tuple[Span, int, float]] = []
+    found: List[Tuple[Span, int, int, float]] = []
     lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
     for turn in turns:
         units, owners = span_units(turn)
-        for length in lengths + [n + 1]:
+        for length in lengths + [n + 1, n + 2]:
             for i in range(len(units) - length + 1):
                 window = units[i : i + length]
-                if length == n + 1:  # a unit left out of the quote: all its units match
-                    fits = any(_same(window[:k] + window[k + 1 :], q_units, prefix) for k in range(1, n))
+                extra = swap = None  # the quote's unit that does not match; (it, the turn's unit)
+                if length > n:  # a word left out of the quote (one unit, or a contraction's two): all its units match
+                    gap = length - n
+                    fits = any(_same(window[:k] + window[k + gap :], q_units, prefix)
+                               and (gap == 1 or _one_word(turn.doc, owners[i + k], owners[i + k + 1])) for k in range(1, n))
                     kept = list(q_units) if fits else None
                 elif length == n:  # one unit replaced (or only other forms of the turn's words)
                     same = [_same([window[k]], [q_units[k]], prefix and k == n - 1) for k in range(n)]
-                    alike = [not same[k] and _alike(window[k], q_units[k]) for k in range(n)]
-                    other = n - sum(same) - sum(alike)
-                    # a two-unit quote: no word replaced by an unrelated one
-                    fits = other <= (1 if n >= 3 else 0) and sum(same) < n
+                    alike = [not same[k] and _form_of(window[k], q_units[k]) for k in range(n)]
+                    other = [k for k in range(n) if not same[k] and not alike[k]]
+                    fits = len(other) <= 1 and sum(same) < n
                     kept = [q_units[k] for k in range(n) if same[k] or alike[k]] if fits else None
+                    if other:
+                        extra, swap = q_units[other[0]], (q_units[other[0]], window[other[0]])
                 else:  # one unit added
-                    fits = any(_same(window, q_units[:k] + q_units[k + 1 :], prefix and k < n - 1) for k in range(n))
-                    kept = list(window) if fits else None
-                # evidence: a kept content word, and the kept units are most of the run
-                if not kept or not any(_content(u) for u in kept):
+                    added = [k for k in range(n) if _same(window, q_units[:k] + q_units[k + 1 :], prefix and k < n - 1)]
+                    kept = list(window) if added else None
+                    extra = q_units[added[0]] if added else None
+                if kept and window[-1] != q_units[-1] and window[-1].startswith(q_units[-1]) and kept[-1] in (
+                        q_units[-1], window[-1]):
+                    kept = kept[:-1] + [""]  # a cut-off word: no evidence of its own
+                whole = length > n or (length == n - 1 and extra is not None and filler(extra))
+                if not kept or not evidence(kept, swap, whole):
                     continue
-                if 2 * sum(map(len, kept)) < sum(map(len, window)):
-                    continue
+                # a filler that does not match was more likely put in ("just"), another word more
+                # likely replaces the turn's word: the other reading of the same place loses
+                penalty = int(extra is not None and filler(extra) == (length == n))
                 span = turn.doc[owners[i] : owners[i + length - 1] + 1]
-                found.append((span, len(kept), float(fuzz.ratio(" ".join(window), " ".join(q_units)))))
+                found.append((span, len(kept), penalty, float(fuzz.ratio(" ".join(window), " ".join(q_units)))))
     return found

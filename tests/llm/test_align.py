@@ -215,7 +215,7 @@ def test_short_quote_with_one_word_added_or_replaced(nlp, quote, side, expected)
 
 @pytest.mark.parametrize("quote", [
     "the senate voted",  # none of its words in the pair
-    "Russia talked",  # "stepped" -> "talked" is no form of a word; "Russia" alone is no evidence
+    "Russia did",  # "Russia" alone, and "did" (a stop word) is no rewording of "stepped"
     "U.S. economy",
     "and when they",  # "And when Russia": only stop words match
     "stepped in really",  # one edit, but in two places (the guest's and the host's "stepped in")
@@ -225,3 +225,44 @@ def test_short_quote_refused_without_evidence_or_when_not_unique(nlp, quote):
     for side in ("first", "second"):
         assert not locate_quote(doc, quote, side).kept
     assert align_quote(first, quote) is None and align_quote(second, quote) is None
+
+
+FOUR_MILES = ("It was taken from a satellite at about four miles per second, and they think the police allegedly "
+              "stole the tapes. It is going to be a great idea, worth $89 billion.",
+              "No warning. It was all across the roadway at the time, a fairly rare thing, you know.")
+
+
+@pytest.mark.parametrize("quote,side,expected", [
+    ("way stole", "first", "allegedly stole"),  # two words, one replaced: a rare word is the evidence
+    ("No warning. just", "second", "No warning"),  # a filler at the edge was put in: the span leaves "It" out
+    ("thing the roadway", "second", "across the roadway"),  # another word at the edge replaced "across"
+    ("going to actually be", "first", "going to be"),  # the turn's words with a filler put in: "going" is enough
+])
+def test_short_quote_replaced_word_and_edges(nlp, quote, side, expected):
+    doc, _, _ = pair(nlp, *FOUR_MILES)
+    status = locate_quote(doc, quote, side)
+    assert (status.status, status.method) == ("aligned", "short")
+    assert doc[status.start : status.end].text == expected
+
+
+@pytest.mark.parametrize("quote", [
+    "the thing",  # "they think": "thing" is no form of "think"
+    "fair skin",  # nor "fair" of "fairly"
+    "unclog the time",  # "the time" is in the pair, but a frequent word with an unrelated one is no evidence
+    "great said",  # nor for the fuzzy step ("great idea")
+    "big time",
+    "they stole",  # one word left, and "they" replaced an adverb: another phrase, not a reworded quote
+    "$20 bill",  # a cut-off word ("billion") is no evidence of its own
+])
+def test_invented_short_quote_placed_nowhere(nlp, quote):
+    doc, _, _ = pair(nlp, *FOUR_MILES)
+    for side in ("first", "second"):
+        assert not locate_quote(doc, quote, side).kept
+
+
+@pytest.mark.parametrize("words", [False, True])
+def test_a_left_out_contraction_keeps_the_first_word(nlp, words):
+    first, second = "Well, I haven't been punished for it.", "OK."
+    doc = make_pair_doc(nlp, first.split(), second.split()) if words else make_pair_doc(nlp, first, second)
+    status = locate_quote(doc, "I been punished.", "first")
+    assert status.status == "aligned" and doc[status.start : status.end].text.startswith("I haven")
