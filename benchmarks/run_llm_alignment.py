@@ -161,9 +161,9 @@ def replace_one(words: List[str], rng: random.Random, k: int = -1) -> str:
 
 def in_text(units: List[str], q: List[str]) -> bool:
     """Whether a run of ``units`` is ``q``, or ``q`` with a filler (a stop word
-    or an -ly adverb, ``quote_match.filler``) put in, or with one inner unit
+    or an -ly adverb, ``align.filler``) put in, or with one inner unit
     left out: the pair's own short_added / dropped-word quote, not an invented one."""
-    from spacy_paraphrase.llm.quote_match import filler
+    from spacy_paraphrase.llm.align import filler
 
     runs = [q] + [q[:k] + q[k + 1 :] for k in range(len(q)) if len(q) > 2 and filler(q[k])]
     if any(units[i : i + len(r)] == r for r in runs for i in range(len(units))):

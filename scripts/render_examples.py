@@ -202,7 +202,7 @@ def run(model: Path, dev: Path, out_dir: Path, docs_path: Optional[Path], chromi
     from spacy_paraphrase.corpus import read_pair_docs
     from spacy_paraphrase.pair_doc import PairDocError, copy_pair_doc
     from spacy_paraphrase.paraphrase_spans.vote_share import annotator_agreement
-    from spacy_paraphrase.visualize import pair_view_from_doc
+    from spacy_paraphrase.visualize.views import pair_view_from_doc
     from spacy_paraphrase.visualize.markup import render_views
 
     try:

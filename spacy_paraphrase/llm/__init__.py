@@ -5,8 +5,6 @@ the ``paraphrase_llm`` component need spacy-llm (``pip install
 'spacy-paraphrase[llm]'``, Python >= 3.10) and are registered through entry
 points (``spacy_paraphrase.llm.registry``; the component's factory, which imports without
 spacy-llm, in ``spacy_paraphrase.llm.factory``)."""
-from .align import DEFAULT_MIN_SCORE, QuoteAlignment, QuoteStatus, align_quote, locate_quote
-from .parser import ParsedAnswer, parse_answer
+from .align import QuoteAlignment, align_quote, locate_quote
 
-__all__ = ["DEFAULT_MIN_SCORE", "QuoteAlignment", "QuoteStatus", "align_quote", "locate_quote",
-           "ParsedAnswer", "parse_answer"]
+__all__ = ["QuoteAlignment", "align_quote", "locate_quote"]

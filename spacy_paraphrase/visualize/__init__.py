@@ -13,19 +13,6 @@ pictures read is the README's "What the component writes"; usage in
 docs/visualize.md.
 """
 from .manual import DISPLACY_COLORS, displacy_manual
-from .markup import OPTIONS, render, render_records
-from .record_views import pair_view_from_record
-from .style import shade_color
-from .views import PairView, pair_view_from_doc
+from .markup import render, render_records
 
-__all__ = [
-    "render",
-    "render_records",
-    "displacy_manual",
-    "DISPLACY_COLORS",
-    "OPTIONS",
-    "shade_color",
-    "PairView",
-    "pair_view_from_doc",
-    "pair_view_from_record",
-]
+__all__ = ["render", "render_records", "displacy_manual", "DISPLACY_COLORS"]

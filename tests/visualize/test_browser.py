@@ -10,7 +10,8 @@ import subprocess
 import numpy
 import pytest
 
-from spacy_paraphrase.visualize import render, shade_color
+from spacy_paraphrase.visualize import render
+from spacy_paraphrase.visualize.style import shade_color
 from tests.util import skip_optional
 from tests.visualize.helpers import model_doc
 

@@ -6,7 +6,8 @@ import pytest
 
 import spacy_paraphrase
 from spacy_paraphrase import PairDocError, make_pair_doc
-from spacy_paraphrase.visualize import render, shade_color
+from spacy_paraphrase.visualize import render
+from spacy_paraphrase.visualize.style import shade_color
 from tests.visualize.helpers import (
     FIRST,
     SECOND,
