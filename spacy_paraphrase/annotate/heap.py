@@ -9,7 +9,7 @@ no pair's data was kept:
   freed, but each such free raises the threshold to the block's size (up to
   32 MiB). After the first batches the forward pass's tensors (a few MiB,
   another size with every batch's sequence length) all come from the heap,
-  which fragments: with MiniLM the heap's free space grew by about 200 KB per
+  which fragments: with MiniLM the heap's free space grew by about 150 KB per
   pair. ``bound_native_memory`` fixes the threshold (``mallopt``, which also
   stops its adjustment), so that large blocks keep their own mappings; after
   each zone ``trim_heap`` (``malloc_trim``) returns the heap's free pages.
