@@ -2,8 +2,9 @@
 """Does annotate's memory stay flat over a long run? (docs/annotate.md, "Speed and memory")
 
 Each run annotates a generated corpus in a process of its own while this
-script samples that process's resident memory (``VmRSS`` in
-``/proc/PID/status``, Linux) and the records written so far (lines of the
+script samples that process's resident memory (the highest since the last
+sample: ``VmHWM`` in ``/proc/PID/status``, reset after each sample; Linux)
+and the records written so far (lines of the
 output, which is written and synced after every buffer). The measure is the
 *slope after warm-up*: the least-squares slope of RSS over records written,
 fitted to the peak of each buffer (RSS rises while a buffer is processed and
@@ -186,14 +187,22 @@ def actor_worker(model: str, corpus: str, fmt: str, out: str, batch_size: int) -
 
 
 def _rss_kib(pid: int) -> Optional[int]:
+    """The highest resident memory of process ``pid`` since the last call
+    (``VmHWM``, whose mark is then reset through ``/proc/PID/clear_refs``), so
+    that no peak between two samples is missed; ``VmRSS`` where the mark
+    cannot be reset. None when the process is gone."""
     try:
         with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
+            values = {k: int(v.split()[0]) for k, v in (line.split(":", 1) for line in f)
+                      if k in ("VmRSS", "VmHWM")}
+    except (OSError, ValueError):
         return None
-    return None
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS
+    except OSError:
+        return values.get("VmRSS")
+    return values.get("VmHWM", values.get("VmRSS"))
 
 
 def _lines(path: Path, state: Dict[str, int]) -> int:
@@ -288,7 +297,7 @@ def write_markdown(results: Dict, path: Path) -> None:
         f"- Machine: {results['machine']}, {results['cpus']} CPUs (shared with other jobs)",
         f"- Model: {results['model']}; batch size {results['batch_size']}",
         f"- Corpus: {results['corpus']}",
-        f"- RSS sampled every {results['interval']} s; slope = least-squares fit of each buffer's peak RSS over "
+        f"- RSS sampled every {results['interval']} s (the peak since the last sample); slope = least-squares fit of each buffer's peak RSS over "
         f"records written, after the first {results['warmup']:.0%} of the pairs (warm-up), in KB (1,024 bytes) per pair",
         "",
         "| format | engine | pairs | peak RSS after warm-up (MiB) | peak RSS at end (MiB) | peak RSS (MiB) | slope (KB/pair) | target | wall (s) |",

@@ -11,7 +11,7 @@ from spacy.tokens import Doc
 from ..loading import load_pipeline
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
-from .heap import trim_heap
+from .heap import bound_native_memory, trim_heap
 from .record_format import make_record, turn_speakers
 
 
@@ -70,6 +70,7 @@ class PairAnnotator:
         self.with_probs = with_probs
         self.gpu_id = gpu_id
         self.reload_pairs = reload_pairs
+        bound_native_memory()  # before the first forward pass (heap.py)
         self._load()
         readout = find_readout(self.nlp)
         self.spans_key = readout.spans_key

@@ -1,8 +1,15 @@
 """What annotate keeps per pair (docs/annotate.md, "Memory over a long run"):
 each zone of pairs frees the words it added to the vocab, and the pipeline is
 loaded again every ``reload_pairs`` pairs with the same records. Resident
-memory over a long run: benchmarks.run_annotate_memory."""
-from spacy_paraphrase.annotate import PairAnnotator
+memory over a long run: benchmarks.run_annotate_memory (and the slow test
+below)."""
+import os
+import sys
+
+import pytest
+
+from benchmarks.run_annotate_memory import TARGET_KB_PER_PAIR, build_model, measure
+from spacy_paraphrase.annotate import PairAnnotator, heap
 from spacy_paraphrase.annotate.record_format import pair_row
 from spacy_paraphrase.dialogs.turns import Turn, TurnPair, Utterance
 
@@ -36,3 +43,32 @@ def test_the_pipeline_is_loaded_again_after_reload_pairs_with_the_same_records(a
     got = [annotator.annotate(batch) for batch in batches]
     assert annotator.nlp is not first_nlp  # 3 + 3 pairs > 4: loaded again
     assert got == [steady.annotate(batch) for batch in batches]
+
+
+
+def test_the_annotator_bounds_native_memory_for_itself_and_its_workers(annotate_model, monkeypatch):
+    monkeypatch.delenv(heap.ONEDNN_CACHE_ENV, raising=False)
+    monkeypatch.setenv(heap.MMAP_THRESHOLD_ENV, "262144")  # a value given by the user is kept
+    PairAnnotator(annotate_model, batch_size=2)
+    assert os.environ[heap.ONEDNN_CACHE_ENV] == str(heap.ONEDNN_CACHE_CAPACITY)
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == "262144"
+    if sys.platform.startswith("linux"):
+        assert heap.bound_native_memory()  # glibc's mallopt took the value
+
+# The shortest tiny run whose slope still shows the native growth that
+# heap.bound_native_memory stops (about 2 KB per pair without it, measured in
+# docs/annotate.md, "Memory over a long run"): 12,000 pairs, two pipeline loads.
+SLOW_RUN_PAIRS = 12_000
+
+
+@pytest.mark.slow
+def test_resident_memory_stays_flat_over_a_long_run(tmp_path):
+    """The benchmark's tiny run (benchmarks.run_annotate_memory: the whole
+    annotate command over a chat corpus of new words, each buffer's peak RSS)
+    grows by at most the target after warm-up."""
+    model = build_model("tiny", tmp_path / "model")
+    run = measure(model, "chat", "local", SLOW_RUN_PAIRS, tmp_path, interval=0.25)
+    assert run["kb_per_pair"] <= TARGET_KB_PER_PAIR, (
+        f"{run['kb_per_pair']:.2f} KB per pair after warm-up "
+        f"({run['rss_mib_at_start']:.0f} -> {run['rss_mib_at_end']:.0f} MiB)"
+    )

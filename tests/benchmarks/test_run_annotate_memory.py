@@ -1,7 +1,12 @@
-"""benchmarks.run_annotate_memory: the corpora it writes and the slope it fits."""
+"""benchmarks.run_annotate_memory: the corpora it writes, the peaks it samples and the slope it fits."""
+import os
+import subprocess
+import sys
+
 import pytest
 
-from benchmarks.run_annotate_memory import FORMATS, corpus_path, made_up_word, slope_after_warmup, write_corpus
+from benchmarks.run_annotate_memory import (FORMATS, _rss_kib, corpus_path, made_up_word, slope_after_warmup,
+                                            write_corpus)
 from spacy_paraphrase.dialogs import read_turn_pairs
 
 
@@ -31,3 +36,17 @@ def test_slope_is_fitted_after_warm_up_in_kb_per_pair():
     assert slope_after_warmup(tooth + tooth[:2], 5000, warmup=0.2)["kb_per_pair"] == pytest.approx(0.5)
     with pytest.raises(ValueError, match="too few buffers"):
         slope_after_warmup(samples[:3], 5000, warmup=0.2)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="Linux /proc only")
+def test_a_sample_is_the_peak_since_the_last_sample():
+    # a child holds 200 MiB, frees them and waits: its current RSS is small, its peak is not
+    code = "import sys, time; a = b'x' * (200 << 20); del a; print('freed', flush=True); time.sleep(60)"
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline().strip() == b"freed"
+        assert _rss_kib(child.pid) > 200 << 10  # the peak, although freed before the sample
+        assert _rss_kib(child.pid) < 100 << 10  # reset: the next sample sees only what is held now
+    finally:
+        child.kill()
+        child.wait()
