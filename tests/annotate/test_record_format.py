@@ -2,7 +2,8 @@ import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.annotate import PairAnnotator, invalid_reason, make_record, pair_row
+from spacy_paraphrase.annotate import PairAnnotator, invalid_reason, pair_row
+from spacy_paraphrase.annotate.record_format import make_record
 from spacy_paraphrase.annotate.record_format import invalid_side
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
 from spacy_paraphrase.words import word_values
