@@ -4,7 +4,7 @@ Generates N pairs (seeded) mixing Latin, Armenian, Chinese, Arabic, emoji,
 control and zero-width characters, odd whitespace, empty and whitespace-only
 turns, word lists with empty words, single tokens and very long monologues
 (longer than the transformer's window). Each pair must either raise the
-documented PairDocError (empty/whitespace-only turn, invalid Unicode) or come
+documented PairDocError (empty/whitespace-only turn, invalid Unicode, no visible character) or come
 out with every token of both turns scored. Prints and saves the counts.
 
     python scripts/fuzz_pipeline.py training/contextdep_minilm_cpu/model-best --n 10000 --output metrics/fuzz.json
