@@ -54,6 +54,15 @@ class RecordError(ValueError):
     """One record is malformed; the message is the reason."""
 
 
+def file_problem(path: Path) -> Optional[str]:
+    """Why ``path`` cannot be read as a table (missing, or a directory, pipe or
+    device), or None for a regular file; each caller raises its own error."""
+    path = Path(path)
+    if path.is_file():
+        return None
+    return "not a regular file (a directory, pipe or device?)" if path.exists() else "file not found"
+
+
 def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
     """``"jsonl"`` or a one-character delimiter, from the option (``","``,
     ``"\\t"``, ``"tab"``, ``"comma"``, ``"jsonl"``, any one character) or, when

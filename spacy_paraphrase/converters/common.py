@@ -10,7 +10,7 @@ from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence,
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..table_reader import ROW_HINT, CsvRecords
+from ..table_reader import ROW_HINT, CsvRecords, file_problem
 
 
 class ConversionError(ValueError):
@@ -42,10 +42,9 @@ class ConversionReport:
 def open_file(path: Path):
     """``path`` opened in binary mode for the table reader; ConversionError if
     it is not a regular file."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConversionError(path, None, "file not found" if not path.exists() else
-                              "not a regular file (a directory, pipe or device?)")
+    problem = file_problem(path)
+    if problem is not None:
+        raise ConversionError(path, None, problem)
     return open(path, "rb")
 
 

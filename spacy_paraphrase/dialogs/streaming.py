@@ -33,14 +33,12 @@ def quoting_mode(quoting: str) -> int:
 
 
 def not_a_file(path: Path) -> DialogFormatError:
-    """The error for a path that is not a regular file (missing, or a pipe, a device, ...)."""
-    if path.exists():
-        return DialogFormatError(f"{path}: not a regular file (a directory, pipe or device?)")
-    return DialogFormatError(f"{path}: file not found")
+    """The error for a path that is not a regular file (``table_reader.file_problem``)."""
+    return DialogFormatError(f"{path}: {table_reader.file_problem(path) or 'not a regular file'}")
 
 
 def open_binary(path: Path):
-    if not path.is_file():
+    if table_reader.file_problem(path) is not None:
         raise not_a_file(path)
     return open(path, "rb")
 
