@@ -15,7 +15,7 @@ import math
 import time
 from itertools import islice
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from typing import Any, Dict, Iterable, Mapping, Optional
 
 import numpy
 
@@ -32,7 +32,8 @@ from tqdm import tqdm
 
 from .annotator import PairAnnotator, PairFailed
 from .local import Summary, check_settings
-from .resume import default_errors_path, dumps
+from .record_format import dumps, part_files
+from .resume import default_errors_path
 from .paths import PathError, check_model, check_targets, read_files
 from .input_pairs import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
 from .staging import ROW_COLUMN, ShardWriter, remove_staging, shard_dir
@@ -96,19 +97,6 @@ class RecordLinesDatasink(BlockBasedFileDatasink):
         self.paraphrases = int(sum(n for n in write_result.write_returns if n))
 
 
-def output_files(output) -> List[Path]:
-    """The record files of a Ray run's OUTPUT directory, sorted by name."""
-    return sorted(Path(output).glob(f"*.{OUTPUT_SUFFIX}"))
-
-
-def read_records(output) -> Iterable[Dict[str, Any]]:
-    """Every record of a Ray run's OUTPUT directory (file by file)."""
-    for path in output_files(output):
-        with open(path, encoding="utf-8") as file:
-            for line in file:
-                yield json.loads(line)
-
-
 def prepare_output(output: Path, errors: Path, *, overwrite: bool) -> None:
     """Check (and with ``overwrite`` clear) OUTPUT, a directory of record
     files, and the errors file."""
@@ -116,14 +104,14 @@ def prepare_output(output: Path, errors: Path, *, overwrite: bool) -> None:
         raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
     if errors.resolve() == output.resolve() or errors.resolve().parent == output.resolve():
         raise ValueError(f"The errors file {errors} must lie outside OUTPUT ({output}).")
-    others = [p for p in output.iterdir() if p not in output_files(output)] if output.is_dir() else []
+    others = [p for p in output.iterdir() if p not in part_files(output)] if output.is_dir() else []
     if others:
         raise ValueError(f"OUTPUT {output} holds other files ({others[0].name}); use an empty or new directory.")
     if not overwrite:
         for path, what in ((output, "OUTPUT"), (errors, "The errors file")):
-            if (path.is_dir() and output_files(path)) or (path.is_file() and path.stat().st_size > 0):
+            if (path.is_dir() and part_files(path)) or (path.is_file() and path.stat().st_size > 0):
                 raise ValueError(f"{what} {path} exists; use --overwrite to replace it, or another path.")
-    for path in output_files(output):
+    for path in part_files(output):
         path.unlink()
     output.mkdir(parents=True, exist_ok=True)
     errors.parent.mkdir(parents=True, exist_ok=True)

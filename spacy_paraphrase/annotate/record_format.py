@@ -1,18 +1,31 @@
-"""The annotate job's rows (a turn pair as plain JSON) and records (one
-processed pair Doc as the annotate record of docs/annotate.md).
+"""The record codec: a ``TurnPair`` as plain JSON on its way from a dialog
+reader to the model (a *row*), the annotate record a processed pair Doc
+becomes (docs/annotate.md, "The record"), the record files annotate writes,
+and the way back from a row or a record to a ``TurnPair``. The one file that
+knows the shape of both; the local engine, the Ray engine, ConvoKit output,
+``visualize`` and ``report`` all go through it.
 
-A *row* is what travels to the model: ``pair_id``, ``conversation_id``,
-``first`` / ``second`` = ``{"speaker", "utterance_ids", "text", "offsets"}``
-(``offsets[i]`` = ``[start, end]`` of utterance ``i`` inside the turn text)
-and ``meta`` when the pair has any. A *record* is what is written: the row's
-turns without ``offsets`` plus the pair score, decision, spans (character
-offsets into each utterance's own text; a span crossing an utterance boundary
-becomes one span per utterance, each trimmed of whitespace at its edges) and,
-with ``with_probs``, one probability per whitespace word of each turn.
+- ``pair_row(pair)``: a row = ``pair_id``, ``conversation_id``, ``first`` /
+  ``second`` = ``{"speaker", "utterance_ids", "text", "offsets"}``
+  (``offsets[i]`` = ``[start, end]`` of utterance ``i`` inside the turn text)
+  and ``meta`` when the pair has any.
+- ``make_record(doc, row)``: the row's ids, turns (offsets kept) and meta,
+  plus the pair score, decision, spans (character offsets into each
+  utterance's own text; a span crossing an utterance boundary becomes one
+  span per utterance, each trimmed of whitespace at its edges) and, with
+  ``with_probs``, one probability per whitespace word of each turn.
+- ``row_pair(row_or_record)``: the ``TurnPair`` back, utterance texts cut
+  from the turn texts at the kept offsets (a one-utterance turn may omit
+  them: the whole text).
+- ``dumps`` writes a record (or an errors-file entry) as one JSON line;
+  ``output_files`` / ``read_records`` read every kind of annotate output.
+  On the Ray engine a row travels as its JSON text (``staging.py``).
 """
+import json
 import math
 import re
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
@@ -22,7 +35,12 @@ from ..pair_doc import get_turns, turn_text_problem
 from ..words import word_bounds, word_values
 
 SIDES = ("first", "second")
-TURN_KEYS = ("speaker", "utterance_ids", "text")
+# The records file of a ConvoKit output (``--output-format convokit``), by its prefix.
+CONVOKIT_RECORDS = "*annotate.records.jsonl"
+
+
+class RecordsError(ValueError):
+    """Records that cannot be read (one line, naming the file and line)."""
 _WORD = re.compile(r"\S+")
 
 
@@ -89,20 +107,52 @@ def _number(value: Any) -> Optional[float]:
     return None if math.isnan(value) else value
 
 
-def row_turn(row_turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
-    """The ``Turn`` of a row's side (utterance texts cut from the turn text
-    at ``offsets``), so that ``Turn.split_span`` maps spans to utterances."""
-    text = row_turn["text"]
-    ids = list(row_turn["utterance_ids"])
-    offsets = [tuple(pair) for pair in row_turn.get("offsets") or [[0, len(text)]]]
-    if len(offsets) != len(ids):
-        raise ValueError(f"a turn has {len(ids)} utterance ids but {len(offsets)} offsets")
-    speaker = row_turn.get("speaker")
+def row_turn(turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
+    """The ``Turn`` of a row's or a record's side: utterance texts cut from
+    the turn text at ``offsets`` (absent for a one-utterance turn: the whole
+    text), so that ``Turn.split_span`` maps spans to utterances. ValueError
+    for offsets that do not fit the text or the utterance ids."""
+    text = turn.get("text")
+    ids = turn.get("utterance_ids")
+    if not isinstance(text, str) or not isinstance(ids, list) or not ids:
+        raise ValueError("a turn needs a 'text' string and a non-empty 'utterance_ids' list")
+    given = turn.get("offsets")
+    if given is None and len(ids) == 1:
+        given = [[0, len(text)]]
+    if not isinstance(given, list) or len(given) != len(ids):
+        n = len(given) if isinstance(given, list) else "no"
+        raise ValueError(f"a turn has {len(ids)} utterance ids but {n} offsets")
+    offsets = []
+    end = 0
+    for pair in given:
+        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
+                or not end <= pair[0] <= pair[1] <= len(text)):
+            raise ValueError(f"offsets {given!r} are not ordered [start, end] ranges of the turn's "
+                             f"{len(text)} characters")
+        offsets.append((pair[0], pair[1]))
+        end = pair[1]
+    speaker = turn.get("speaker")
     utterances = tuple(
-        Utterance(utt_id, conversation_id, speaker, text[start:end])
+        Utterance(str(utt_id), conversation_id, speaker, text[start:end])
         for utt_id, (start, end) in zip(ids, offsets)
     )
-    return Turn(speaker, text, utterances, tuple(offsets))  # type: ignore
+    return Turn(speaker, text, utterances, tuple(offsets))
+
+
+def row_pair(row: Mapping[str, Any]) -> TurnPair:
+    """The ``TurnPair`` of a row or a record (``pair_row``'s inverse; a
+    record's results are left out). ValueError for a malformed one."""
+    conversation_id = row.get("conversation_id") or ""
+    turns = []
+    for side in SIDES:
+        if not isinstance(row.get(side), Mapping):
+            raise ValueError(f"{side!r} must be an object")
+        try:
+            turns.append(row_turn(row[side], str(conversation_id)))
+        except ValueError as err:
+            raise ValueError(f"the {side} turn: {err}") from None
+    return TurnPair(str(row.get("pair_id")), str(conversation_id), turns[0], turns[1], dict(row.get("meta") or {}))
 
 
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:
@@ -202,14 +252,15 @@ def make_record(
             "with this spans_key on the Doc first."
         )
     group = doc.spans[spans_key]
-    conversation_id = row.get("conversation_id") or ""
-    turns = [row_turn(row[side], conversation_id) for side in SIDES]
+    pair = row_pair(row)
+    turns = [pair.first, pair.second]
     doc_turns = get_turns(doc)
     bases = [_turn_base(doc, span, turn.text, side) for span, turn, side in zip(doc_turns, turns, SIDES)]
     score = _number(doc.cats.get(cats_key, group.attrs["pair_score"]))
     record: Dict[str, Any] = {"pair_id": row["pair_id"], "conversation_id": row.get("conversation_id")}
-    for side in SIDES:
-        record[side] = {key: row[side].get(key) for key in TURN_KEYS}
+    for side, turn in zip(SIDES, turns):
+        record[side] = {key: row[side].get(key) for key in ("speaker", "utterance_ids", "text")}
+        record[side]["offsets"] = [list(bounds) for bounds in turn.offsets]
     if row.get("meta"):
         record["meta"] = row["meta"]
     record["score"] = score
@@ -225,3 +276,68 @@ def make_record(
             side: _words(scored, turn, base) for side, turn, base in zip(SIDES, turns, bases)
         }
     return record
+
+
+def dumps(record: Mapping[str, Any]) -> bytes:
+    """One JSON line (UTF-8; strings that cannot be encoded, e.g. lone
+    surrogates in a speaker name, are written as ASCII escapes): a record or
+    an errors-file entry as annotate writes it."""
+    try:
+        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def part_files(directory) -> List[Path]:
+    """The record files of an ``annotate --engine ray`` OUTPUT directory: its
+    ``*.jsonl`` files, sorted by name."""
+    return sorted(p for p in Path(directory).glob("*.jsonl") if p.is_file())
+
+
+def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
+    """``(record files, the run's OUTPUT path, the ConvoKit corpus or None)``
+    of an annotate output of any kind: a JSON Lines file, the directory of
+    parts a Ray run writes, or a ConvoKit corpus written with
+    ``--output-format convokit`` (its ``*annotate.records.jsonl``).
+    RecordsError when ``path`` is none of them."""
+    path = Path(path)
+    if path.is_file():
+        return [path], path, None
+    if not path.is_dir():
+        raise RecordsError(f"{path}: no such file or directory")
+    if (path / "utterances.jsonl").is_file():
+        found = sorted(path.glob(CONVOKIT_RECORDS))
+        if not found:
+            raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
+                               f"({CONVOKIT_RECORDS}): annotate it with --output-format convokit")
+        return found, found[0], path
+    files = part_files(path)
+    if not files:
+        raise RecordsError(f"{path} is a directory without .jsonl record files")
+    return files, path, None
+
+
+def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """``(line number, record)`` of each record of one file, blank lines
+    skipped; RecordsError naming the file and line for a line that is not a
+    JSON object with ``pair_id`` and ``score``."""
+    with Path(file).open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as err:
+                raise RecordsError(f"{file}, line {number}: not valid JSON ({err})") from None
+            if not isinstance(record, dict) or "pair_id" not in record or "score" not in record:
+                raise RecordsError(f"{file}, line {number}: not an annotate record (needs pair_id and score)")
+            yield number, record
+
+
+def read_records(paths: Sequence) -> Iterator[Dict[str, Any]]:
+    """Every record of one or more annotate outputs (``output_files``), file
+    by file, each in its order."""
+    for path in [paths] if isinstance(paths, (str, Path)) else paths:
+        for file in output_files(path)[0]:
+            for _, record in read_lines(file):
+                yield record

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
 from ..saving import atomic_write
+from .record_format import dumps
 
 CHECKPOINT_VERSION = 1
 
@@ -66,15 +67,6 @@ def model_signature(model: str) -> Dict[str, Any]:
 def normalized(value: Any) -> Any:
     """``value`` as it reads back from JSON (tuples become lists, ...)."""
     return json.loads(json.dumps(value, sort_keys=True))
-
-
-def dumps(record: Mapping[str, Any]) -> bytes:
-    """One JSON line (UTF-8; strings that cannot be encoded, e.g. lone
-    surrogates in a speaker name, are written as ASCII escapes)."""
-    try:
-        return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def _truncate(path: Path, size: int) -> None:

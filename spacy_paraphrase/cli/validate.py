@@ -27,7 +27,8 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
     """Draw and write the sheet; returns the design (CommandError for bad input)."""
     require_report_extra()
     from ..annotate.paths import same_file
-    from ..report.records import RecordsError, read_records
+    from ..annotate.record_format import RecordsError
+    from ..report.records import read_records
     from ..validation.sheet import design_path, draw, sheet_rows, write_sheet
 
     if output.suffix.lower() != ".csv":
@@ -50,7 +51,7 @@ def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None
           n_boot: int = 2000, seed: int = 0) -> Dict[str, Any]:
     """The scores of coded sheets, written to ``output`` as JSON when given."""
     require_report_extra()
-    from ..report.records import RecordsError
+    from ..annotate.record_format import RecordsError
     from ..saving import atomic_write
     from ..validation.coding import SheetError
     from ..validation.scoring import score_sheets

@@ -18,7 +18,8 @@ from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
 from .page import figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
-from .records import Records, RecordsError, read_records
+from ..annotate.record_format import RecordsError
+from .records import Records, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 
 N_EXAMPLES = 10  # highest-scoring and borderline pairs on the pairs page

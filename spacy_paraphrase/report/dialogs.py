@@ -18,7 +18,8 @@ from ..annotate.paths import convokit_folder
 from ..annotate.resume import checkpoint_path
 from ..dialogs import DialogFormatError, read_dialogs, role_getter
 from ..dialogs.turns import Utterance
-from .records import Records, RecordsError, _output_files, _read_convokit
+from ..annotate.record_format import RecordsError, output_files
+from .records import Records, _read_convokit
 
 SIDES = ("first", "second")
 
@@ -28,7 +29,7 @@ def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
     run whose checkpoint is beside one of ``inputs``; None without one."""
     for path in inputs:
         try:
-            _, output, _ = _output_files(Path(path))
+            _, output, _ = output_files(Path(path))
             stored = json.loads(checkpoint_path(output).read_text(encoding="utf-8"))["fingerprint"]["source"]
         except (RecordsError, OSError, ValueError, KeyError, TypeError):
             continue

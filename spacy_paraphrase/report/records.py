@@ -1,5 +1,6 @@
-"""Reading annotate records for ``report`` and ``validate``: the one place
-that knows how records are stored (docs/annotate.md, "The record").
+"""Reading annotate records for ``report`` and ``validate``, through the
+record codec (``annotate/record_format.py``: the record and its files;
+docs/annotate.md, "The record").
 
 ``read_records(paths)`` takes annotate outputs of any kind: a JSON Lines file,
 the directory of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or
@@ -14,15 +15,12 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from ..annotate.record_format import RecordsError, output_files, read_lines
 from ..annotate.resume import checkpoint_path, default_errors_path
 
 THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
-
-
-class RecordsError(ValueError):
-    """Records that cannot be read or reported together (one line, names the files)."""
 
 
 @dataclass
@@ -42,38 +40,6 @@ class Records:
 
     def by_id(self) -> Dict[str, Dict[str, Any]]:
         return {str(r["pair_id"]): r for r in self.records}
-
-
-def _lines(path: Path) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError as err:
-                raise RecordsError(f"{path}, line {number}: not valid JSON ({err})") from None
-            if not isinstance(record, dict) or "pair_id" not in record or "score" not in record:
-                raise RecordsError(f"{path}, line {number}: not an annotate record (needs pair_id and score)")
-            yield number, record
-
-
-def _output_files(path: Path) -> Tuple[List[Path], Path, Optional[Path]]:
-    """(record files, the run's OUTPUT path, the ConvoKit corpus or None)."""
-    if path.is_file():
-        return [path], path, None
-    if not path.is_dir():
-        raise RecordsError(f"{path}: no such file or directory")
-    if (path / "utterances.jsonl").is_file():
-        found = sorted(path.glob("*annotate.records.jsonl"))
-        if not found:
-            raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
-                               "(*annotate.records.jsonl): annotate it with --output-format convokit")
-        return found, found[0], path
-    files = sorted(p for p in path.glob("*.jsonl") if p.is_file())
-    if not files:
-        raise RecordsError(f"{path} is a directory without .jsonl record files")
-    return files, path, None
 
 
 def _run_model(output: Path) -> Optional[str]:
@@ -158,7 +124,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
     where: List[Tuple[int, int]] = []  # (file, line) of each record
     seen: Dict[str, int] = {}
     for path in map(Path, paths):
-        files, output, corpus = _output_files(path)
+        files, output, corpus = output_files(path)
         model = _run_model(output)
         if model is not None:
             models.setdefault(model, str(path))
@@ -169,7 +135,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
             _read_convokit(corpus, out)
         for file in files:
             files_read.append(file)
-            for number, record in _lines(file):
+            for number, record in read_lines(file):
                 pair_id = str(record["pair_id"])
                 if pair_id in seen:
                     first = where[seen[pair_id]]

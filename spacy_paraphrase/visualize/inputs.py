@@ -1,15 +1,17 @@
 """The pairs a page shows: pair views read from a ``.spacy`` file (DocBin of
-pair Docs: processed, or converted gold), an annotate ``.jsonl`` output, or
-the directory of ``.jsonl`` parts that ``annotate --engine ray`` writes; and
+pair Docs: processed, or converted gold) or an annotate output of any kind
+(a ``.jsonl`` file, the directory of parts ``annotate --engine ray`` writes,
+a ConvoKit corpus annotated with ``--output-format convokit``; read through
+``annotate/record_format.py``); and
 their orders (the ``visualize`` command: ``spacy_paraphrase/cli/visualize.py``).
 """
 from pathlib import Path
 from typing import List, Optional
 
-import srsly
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
+from ..annotate.record_format import RecordsError, output_files, read_lines
 from ..pair_doc import PairDocError
 from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
@@ -17,47 +19,33 @@ from .views import PairView, pair_view_from_doc
 SORTS = ("agreement", "margin", "score")
 
 
-INPUT_KINDS = ("a .spacy file of pair Docs, an annotate .jsonl file, or the directory an "
-               "annotate --engine ray run wrote")
-
-
-def record_files(directory: Path) -> List[Path]:
-    """The record files of an ``annotate --engine ray`` OUTPUT directory: its
-    ``*.jsonl`` files, by name (docs/ray.md; ``ray_engine.output_files``).
-    ValueError for a directory that is not one."""
-    directory = Path(directory)
-    if (directory / "utterances.jsonl").is_file():
-        found = sorted(p.name for p in directory.glob("*annotate.records.jsonl"))
-        hint = f"pass its records file, {directory / found[0]}" if found else f"pass {INPUT_KINDS}"
-        raise ValueError(f"{directory} is a ConvoKit corpus, not annotate records; {hint}.")
-    files = sorted(p for p in directory.glob("*.jsonl") if p.is_file())
-    if not files:
-        raise ValueError(f"{directory} is a directory without .jsonl files; pass {INPUT_KINDS}.")
-    return files
+INPUT_KINDS = ("a .spacy file of pair Docs, an annotate .jsonl file, the directory an annotate "
+               "--engine ray run wrote, or a ConvoKit corpus annotated with --output-format convokit")
 
 
 def _record_views(files: List[Path], threshold: Optional[float]) -> List[PairView]:
     views: List[PairView] = []
     for path in files:
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, 1):
-                if not line.strip():
-                    continue
-                try:
-                    views.append(pair_view_from_record(srsly.json_loads(line), len(views), threshold=threshold))
-                except ValueError as err:
-                    raise ValueError(f"{path}, line {number}: {err}") from None
+        for number, record in read_lines(path):
+            try:
+                views.append(pair_view_from_record(record, len(views), threshold=threshold))
+            except ValueError as err:
+                raise ValueError(f"{path}, line {number}: {err}") from None
     return views
 
 
 def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional[float] = None) -> List[PairView]:
-    """Pair views of every pair in a ``.spacy`` or annotate ``.jsonl`` file,
-    or in the ``.jsonl`` files of an ``annotate --engine ray`` OUTPUT
-    directory (file by file in name order, each in its order). Raises
+    """Pair views of every pair in a ``.spacy`` file or an annotate output
+    (``record_format.output_files``: file by file in name order, each in its
+    order). Raises
     ValueError naming the file (and line or Doc) for bad input."""
     path = Path(path)
     if path.is_dir():
-        return _record_views(record_files(path), threshold)
+        try:
+            files = output_files(path)[0]
+        except RecordsError as err:
+            raise ValueError(f"{err}; pass {INPUT_KINDS}.") from None
+        return _record_views(files, threshold)
     if not path.is_file():
         raise ValueError(f"{path}: file not found")
     if path.suffix == ".spacy":

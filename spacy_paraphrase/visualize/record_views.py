@@ -2,21 +2,19 @@
 pair views.
 
 A record gives span offsets into each *utterance's* own text, while a turn's
-text is its utterances' texts joined by one space. Where an utterance starts
-in its turn is read from the turn's ``"offsets"`` when present (annotate
-rows), else from the record's ``"words"`` (written with ``--with-probs``: the
-turn's whitespace words with their utterance offsets); without them, from
-each span's ``"text"``: the first position after a joining space (or the
-turn's start, for its first utterance), in utterance order and past the spans
-of earlier utterances, where the span's text is found at its offset. A span
-that cannot be placed, or whose ``"text"`` disagrees with the turn's text,
-raises a ValueError naming the record. A span cut in two at an utterance
-boundary is drawn as one again.
+text is its utterances' texts joined by one space: where each utterance
+starts in its turn is the turn's ``"offsets"``, read through the record codec
+(``annotate/record_format.row_turn``; a one-utterance turn may omit them). A
+turn whose offsets do not fit it, a span whose ``"text"`` disagrees with the
+turn's text there, or a word of ``"words"`` at another place than its
+offsets say raises a ValueError naming the record. A span cut in two at an
+utterance boundary is drawn as one again.
 """
 import math
 import re
 from typing import Dict, List, Mapping, Optional, Sequence
 
+from ..annotate.record_format import row_turn
 from .views import Mark, PairView, SHADE_NONE, SHADE_PROBABILITY, TurnView, Word, clamp01
 
 SIDES = ("first", "second")
@@ -87,39 +85,30 @@ def _number(value) -> Optional[float]:
 
 
 def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mapping]) -> TurnView:
+    try:
+        decoded = row_turn(turn)
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from None
     text = turn["text"]
-    ids = list(turn.get("utterance_ids") or [])
+    ids = [utterance.id for utterance in decoded.utterances]
+    starts = {uid: bounds[0] for uid, bounds in zip(ids, decoded.offsets)}
     view = TurnView(speaker=str(turn.get("speaker") or default), text=text)
-    offsets: Dict[object, int] = {}
-    if ids:
-        offsets[ids[0]] = 0
-    given = turn.get("offsets")  # an annotate *row* carries them: [start, end] per utterance
-    if isinstance(given, list) and len(given) == len(ids):
-        offsets.update((uid, int(pair[0])) for uid, pair in zip(ids, given))
     if words:
-        view.words = _words(where, text, words, offsets)
-    marks = []
-    ends: Dict[int, int] = {}  # utterance index -> end of its last placed span in the turn
-    for span in sorted(spans, key=lambda s: _utterance_index(where, ids, s)):
-        index = _utterance_index(where, ids, span)
-        floor = max([end + 1 for i, end in ends.items() if i < index], default=1)
-        mark = _place(where, text, ids, offsets, span, floor)
-        ends[index] = max(ends.get(index, 0), mark.end)
-        marks.append(mark)
-    view.spans = _join_split_spans(text, marks)
+        view.words = _words(where, text, words, starts)
+    view.spans = _join_split_spans(text, [_place(where, text, ids, starts, span) for span in spans])
     return view
 
 
-def _utterance_index(where: str, ids: Sequence, span: Mapping) -> int:
-    if len(ids) <= 1:
-        return 0
+def _utterance_id(where: str, ids: Sequence[str], span: Mapping) -> str:
+    if len(ids) == 1:
+        return ids[0]
     utterance = span.get("utterance_id")
-    if utterance not in ids:
+    if str(utterance) not in ids:
         raise ValueError(f"{where}: span's utterance_id {utterance!r} is not one of {ids}.")
-    return ids.index(utterance)
+    return str(utterance)
 
 
-def _words(where: str, text: str, words, offsets: Dict[object, int]) -> List[Word]:
+def _words(where: str, text: str, words, starts: Dict[str, int]) -> List[Word]:
     matches = list(_WORD.finditer(text))
     if not isinstance(words, list) or len(words) != len(matches):
         n = len(words) if isinstance(words, list) else type(words).__name__
@@ -130,14 +119,12 @@ def _words(where: str, text: str, words, offsets: Dict[object, int]) -> List[Wor
     for match, word in zip(matches, words):
         if not isinstance(word, Mapping):
             raise ValueError(f"{where}: each entry of 'words' must be an object.")
-        if "start" in word and word.get("utterance_id") is not None:
-            offset = match.start() - int(word["start"])
-            known = offsets.setdefault(word["utterance_id"], offset)
-            if known != offset:
-                raise ValueError(
-                    f"{where}: word {match.group()!r} puts utterance {word['utterance_id']!r} "
-                    f"at character {offset} of the turn, another word at {known}."
-                )
+        utterance = str(word.get("utterance_id"))
+        if isinstance(word.get("start"), int) and utterance in starts and starts[utterance] + word["start"] != match.start():
+            raise ValueError(
+                f"{where}: word {match.group()!r} is at character {match.start()} of the turn, not at "
+                f"{starts[utterance] + word['start']} (its offset {word['start']} in utterance {utterance!r})."
+            )
         prob = _number(word.get("prob"))
         value = float("nan") if prob is None else clamp01(prob)
         title = "no probability" if prob is None else f"p = {value:.2f}"
@@ -145,23 +132,16 @@ def _words(where: str, text: str, words, offsets: Dict[object, int]) -> List[Wor
     return out
 
 
-def _place(
-    where: str, text: str, ids: Sequence, offsets: Dict[object, int], span: Mapping, floor: int
-) -> Mark:
+def _place(where: str, text: str, ids: Sequence[str], starts: Dict[str, int], span: Mapping) -> Mark:
     try:
         start, end = int(span["start"]), int(span["end"])
     except (KeyError, TypeError, ValueError):
         raise ValueError(f"{where}: a span needs integer 'start' and 'end', got {dict(span)!r}.") from None
     if not 0 <= start <= end:
         raise ValueError(f"{where}: span offsets {start}:{end} are not a valid range.")
-    index = _utterance_index(where, ids, span)
-    key = ids[index] if ids else None
+    key = _utterance_id(where, ids, span)
+    begin, stop = starts[key] + start, starts[key] + end
     expected = span.get("text")
-    offset = offsets.get(key, 0 if index == 0 else None)
-    if offset is None:
-        offset = _find_offset(where, text, ids, offsets, index, start, expected, floor)
-        offsets[key] = offset
-    begin, stop = offset + start, offset + end
     if stop > len(text) or (expected is not None and text[begin:stop] != expected):
         raise ValueError(
             f"{where}: span {expected!r} ({start}:{end} of utterance {key!r}) does not match "
@@ -169,31 +149,6 @@ def _place(
         )
     label = str(span.get("label") or ("SOURCE" if span.get("side") == "first" else "PARAPHRASE"))
     return Mark(begin, stop, label, _number(span.get("score")))
-
-
-def _find_offset(where, text, ids, offsets, index, start, expected, floor) -> int:
-    """Where utterance ``index`` starts, from a span's text (module doc): not
-    before ``floor`` (past the spans of earlier utterances) nor before or at
-    a known start of an earlier utterance, and before any known later one."""
-    if expected is None:
-        raise ValueError(
-            f"{where}: cannot place a span of utterance {ids[index]!r} without the record's "
-            "'words' or the span's 'text'."
-        )
-    known = {ids.index(k): v for k, v in offsets.items() if k in ids}
-    low = max([v + 1 for i, v in known.items() if i < index] + [floor])
-    high = min([v for i, v in known.items() if i > index], default=len(text) + 1)
-    pos = text.find(expected, low + start)
-    while pos != -1:
-        offset = pos - start
-        if offset >= high:
-            break
-        if text[offset - 1] == " ":
-            return offset
-        pos = text.find(expected, pos + 1)
-    raise ValueError(
-        f"{where}: span {expected!r} of utterance {ids[index]!r} is not in the turn's text."
-    )
 
 
 def _join_split_spans(text: str, marks: List[Mark]) -> List[Mark]:

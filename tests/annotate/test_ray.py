@@ -16,7 +16,8 @@ except ImportError:
 import ray  # noqa: E402
 
 from spacy_paraphrase.annotate.local import run_local  # noqa: E402
-from spacy_paraphrase.annotate.ray_engine import output_files, prepare_output, read_records, run_ray, stage  # noqa: E402
+from spacy_paraphrase.annotate.ray_engine import prepare_output, run_ray, stage  # noqa: E402
+from spacy_paraphrase.annotate.record_format import part_files, read_records  # noqa: E402
 from spacy_paraphrase.annotate.input_pairs import SourceOptions  # noqa: E402
 from spacy_paraphrase.annotate.staging import read_shard_rows  # noqa: E402
 from tests.util import make_examples, make_nlp  # noqa: E402
@@ -118,7 +119,7 @@ def test_same_records_as_the_local_engine(runs):
     assert [r["pair_id"] for r in got] == [r["pair_id"] for r in expected]
     for a, b in zip(expected, got):
         assert_same(a, b, a["pair_id"])
-    assert len(output_files(base / "ray")) >= 1
+    assert len(part_files(base / "ray")) >= 1
 
 
 @pytest.mark.slow

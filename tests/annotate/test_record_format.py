@@ -3,8 +3,7 @@ import pytest
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate import PairAnnotator, invalid_reason, pair_row
-from spacy_paraphrase.annotate.record_format import make_record
-from spacy_paraphrase.annotate.record_format import invalid_side
+from spacy_paraphrase.annotate.record_format import RecordsError, dumps, invalid_side, make_record, output_files, read_records, row_pair
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
 from spacy_paraphrase.words import word_values
 from tests.annotate.helpers import check_record
@@ -58,7 +57,8 @@ def test_record_spans_are_split_per_utterance(annotator):
     assert first_spans[1]["start"] == 2 and first_spans[1]["text"] == "I was  in Rome\u00a0today."
     assert {s["label"] for s in first_spans} == {"SOURCE"}
     assert [s["label"] for s in record["spans"] if s["side"] == "second"] == ["PARAPHRASE"]
-    assert record["is_paraphrase"] is True and "offsets" not in record["first"]
+    assert record["is_paraphrase"] is True
+    assert record["first"]["offsets"] == pair_row(pair)["first"]["offsets"]  # kept: the record decodes back
     assert set(record) == {"pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
                            "vote_share", "agreement", "margin", "spans", "words"}
 
@@ -101,3 +101,55 @@ def test_record_rejects_a_doc_of_another_row(annotator):
         make_record(doc, other, with_probs=False)
     with pytest.raises(ValueError, match="no pair score"):
         make_record(annotator.make_doc(row), row, with_probs=False)
+
+
+def _texts(pair):
+    return [(u.id, u.text) for turn in (pair.first, pair.second) for u in turn.utterances]
+
+
+def test_the_codec_carries_a_turn_pair_to_a_record_and_back(annotator, tmp_path):
+    """reader -> row -> record -> file -> record -> TurnPair: the same turns,
+    utterance texts and offsets (a merged turn whose utterances hold spaces
+    and a non-breaking space)."""
+    pair, _ = make_pair(["Hello  there. ", "I was in\u00a0Rome."], ["Rome?", "Really"], meta={"label": 1})
+    row = pair_row(pair)
+    assert row_pair(row) == pair
+    path = tmp_path / "out.jsonl"
+    path.write_bytes(dumps(annotator.annotate([row])[0]))
+    (record,) = read_records(path)
+    back = row_pair(record)
+    assert _texts(back) == _texts(pair)
+    assert back.first.offsets == pair.first.offsets and back.second.offsets == pair.second.offsets
+    assert (back.pair_id, back.conversation_id, back.meta) == (pair.pair_id, pair.conversation_id, pair.meta)
+    for span in record["spans"]:  # a span's offsets index its utterance's own text
+        utterances = dict(_texts(back))
+        assert utterances[span["utterance_id"]][span["start"]:span["end"]] == span["text"]
+
+
+def test_output_files_know_every_kind_of_annotate_output(tmp_path):
+    line = dumps({"pair_id": "p", "score": 0.5})
+    (tmp_path / "out.jsonl").write_bytes(line)
+    assert output_files(tmp_path / "out.jsonl")[0] == [tmp_path / "out.jsonl"]
+    ray = tmp_path / "ray"
+    ray.mkdir()
+    for name in ("b.jsonl", "a.jsonl"):
+        (ray / name).write_bytes(line)
+    assert [p.name for p in output_files(ray)[0]] == ["a.jsonl", "b.jsonl"]
+    kit = tmp_path / "kit"
+    kit.mkdir()
+    (kit / "utterances.jsonl").write_text("{}\n")
+    with pytest.raises(RecordsError, match="--output-format convokit"):
+        output_files(kit)
+    (kit / "sp_annotate.records.jsonl").write_bytes(line)
+    assert output_files(kit) == ([kit / "sp_annotate.records.jsonl"], kit / "sp_annotate.records.jsonl", kit)
+    (tmp_path / "bad.jsonl").write_text('{"pair_id": "p", "score": 1}\n\n["x"]\n')
+    with pytest.raises(RecordsError, match=r"bad.jsonl, line 3: not an annotate record"):
+        list(read_records(tmp_path / "bad.jsonl"))
+
+
+@pytest.mark.parametrize("offsets", [[[0, 5]], [[0, 5], [4, 9]], [[0, 5], [6, 99]], [[0, 5], ["6", 9]]])
+def test_row_pair_refuses_offsets_that_do_not_fit(offsets):
+    row = pair_row(make_pair(["Hello", "there"], ["x"])[0])
+    row["first"]["offsets"] = offsets
+    with pytest.raises(ValueError, match="the first turn: .*offsets"):
+        row_pair(row)

@@ -13,8 +13,10 @@ def record(pair_id: str, conversation_id: str, score: Optional[float], threshold
     passes = score is not None and score >= threshold
     out = {
         "pair_id": pair_id, "conversation_id": conversation_id,
-        "first": {"speaker": "GUEST", "utterance_ids": [f"{pair_id}a"], "text": FIRST},
-        "second": {"speaker": host, "utterance_ids": [f"{pair_id}b"], "text": SECOND},
+        "first": {"speaker": "GUEST", "utterance_ids": [f"{pair_id}a"], "text": FIRST,
+                  "offsets": [[0, len(FIRST)]]},
+        "second": {"speaker": host, "utterance_ids": [f"{pair_id}b"], "text": SECOND,
+                   "offsets": [[0, len(SECOND)]]},
         "score": score, "is_paraphrase": passes, "vote_share": score, "agreement": 0.5,
         "margin": None if score is None else score - threshold,
         "spans": [

@@ -65,6 +65,7 @@ def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
     # CNN-1: GUEST turn 1-2 answered by HOST turn 3; NPR-2: GUEST 0 answered by HOST 1
     pairs = [record("CNN-1-3", "CNN-1", 0.9), record("NPR-2-1", "NPR-2", 0.1)]
     pairs[0]["first"]["utterance_ids"], pairs[0]["second"]["utterance_ids"] = ["CNN-1-1", "CNN-1-2"], ["CNN-1-3"]
+    pairs[0]["first"]["offsets"] = [[0, 6], [7, len(pairs[0]["first"]["text"])]]  # "I went" + "running ..."
     pairs[1]["first"]["utterance_ids"], pairs[1]["second"]["utterance_ids"] = ["NPR-2-0"], ["NPR-2-1"]
     pairs[0]["spans"] = []
     write_records(kit / "sp_annotate.records.jsonl", pairs)

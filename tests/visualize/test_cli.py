@@ -107,15 +107,25 @@ def test_visualize_a_directory_of_no_records_says_what_to_pass(tmp_path):
     (tmp_path / "empty").mkdir()
     result = runner.invoke(_app(), ["visualize", str(tmp_path / "empty"), str(out)])
     text = " ".join(result.output.split())
-    assert result.exit_code == 1 and "without .jsonl files" in text and "--engine ray" in text, result.output
+    assert result.exit_code == 1 and "without .jsonl record files" in text and "--engine ray" in text, result.output
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "utterances.jsonl").write_text("{}\n", encoding="utf-8")
-    (corpus / "sp_annotate.records.jsonl").write_text("", encoding="utf-8")
     result = runner.invoke(_app(), ["visualize", str(corpus), str(out)])
     text = " ".join(result.output.split())
-    assert result.exit_code == 1 and "ConvoKit corpus" in text and "sp_annotate.records.jsonl" in text, result.output
-    assert not out.exists()
+    assert result.exit_code == 1 and "ConvoKit corpus without annotate records" in text, result.output
+    assert "--output-format convokit" in text and not out.exists()
+
+
+def test_visualize_reads_the_records_of_an_annotated_convokit_corpus(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "utterances.jsonl").write_text("{}\n", encoding="utf-8")
+    (corpus / "sp_annotate.records.jsonl").write_text(srsly.json_dumps(_record("k1")) + "\n", encoding="utf-8")
+    out = tmp_path / "x.html"
+    result = runner.invoke(_app(), ["visualize", str(corpus), str(out)])
+    assert result.exit_code == 0, result.output
+    assert "k1" in out.read_text(encoding="utf-8")
 
 
 def test_visualize_bad_input_fails_clearly(tmp_path):

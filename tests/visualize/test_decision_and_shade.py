@@ -89,7 +89,7 @@ def test_docs_without_a_margin_fall_back_to_the_spans():
 
 
 def test_records_show_the_threshold_from_their_margin():
-    record = {"pair_id": "R", "first": {"text": "a b"}, "second": {"text": "c d"},
+    record = {"pair_id": "R", "first": {"text": "a b", "utterance_ids": ["R-1"]}, "second": {"text": "c d", "utterance_ids": ["R-2"]},
               "score": 0.71, "is_paraphrase": True, "margin": 0.41, "vote_share": 0.6, "agreement": 0.52}
     head = _head_text(render_records(record, jupyter=False))
     assert "pair score 0.71 ≥ threshold 0.30 →paraphrase" in head and "margin +0.41" in head

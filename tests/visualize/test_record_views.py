@@ -31,7 +31,8 @@ def record_with_words():
     return {
         "pair_id": "C-7/C-8",
         "conversation_id": "C",
-        "first": {"speaker": "GUEST", "utterance_ids": ["C-6", "C-7"], "text": "Well, thanks. It was my 20th time here."},
+        "first": {"speaker": "GUEST", "utterance_ids": ["C-6", "C-7"], "text": "Well, thanks. It was my 20th time here.",
+                  "offsets": [[0, 13], [14, 39]]},
         "second": {"speaker": "HOST", "utterance_ids": ["C-8"], "text": "You have done this often."},
         "score": 0.71, "is_paraphrase": True, "vote_share": 0.71, "agreement": 0.42,
         "spans": [
@@ -45,8 +46,10 @@ def record_with_words():
 def record_without_words():
     return {
         "pair_id": "D-2/D-4",
-        "first": {"speaker": "GUEST", "utterance_ids": ["D-1", "D-2"], "text": "Yes. Yes. I agree with you."},
-        "second": {"speaker": "HOST", "utterance_ids": ["D-3", "D-4"], "text": "We are done for today."},
+        "first": {"speaker": "GUEST", "utterance_ids": ["D-1", "D-2"], "text": "Yes. Yes. I agree with you.",
+                  "offsets": [[0, 4], [5, 27]]},
+        "second": {"speaker": "HOST", "utterance_ids": ["D-3", "D-4"], "text": "We are done for today.",
+                   "offsets": [[0, 11], [12, 22]]},
         "score": 0.4, "is_paraphrase": False, "vote_share": 0.4, "agreement": 0.2,
         "spans": [
             # "Yes." is also the whole first utterance: the span must land on the second one.
@@ -90,10 +93,11 @@ def test_record_without_words_outlines_spans_by_character_offsets():
     assert "not a paraphrase" in text_of(by_class(root, "spp-head")[0])
 
 
-def test_later_utterance_placed_past_the_spans_of_earlier_ones():
+def test_spans_are_placed_at_the_kept_offsets_not_where_their_text_first_occurs():
     record = {
-        "pair_id": "E",
-        "first": {"utterance_ids": ["E-1", "E-2", "E-3"], "text": "I agree. Yes it is. it is."},
+        "pair_id": "E", "score": 0.5,
+        "first": {"utterance_ids": ["E-1", "E-2", "E-3"], "text": "I agree. Yes it is. it is.",
+                  "offsets": [[0, 8], [9, 19], [20, 26]]},
         "second": {"utterance_ids": ["E-4"], "text": "ok"},
         "spans": [
             {"side": "first", "utterance_id": "E-3", "start": 0, "end": 6, "text": "it is."},
@@ -102,8 +106,7 @@ def test_later_utterance_placed_past_the_spans_of_earlier_ones():
     }
     text = by_class(parse(render_records(record, jupyter=False)), "spp-text")[0]
     first, last = by_class(text, "spp-span")
-    # "it is." of E-3 is the last one (20:26), not the one inside E-2 (13:19),
-    # which the span "Yes it" of E-2 reaches into.
+    # "it is." of E-3 is the last one (20:26), not the one inside E-2 (13:19)
     assert text.text == "I agree. " and first.tail == " is. " and last.tail is None
     assert [text_of(m) for m in (first, last)] == ["Yes it", "it is."]
     assert [m.get("title") for m in (first, last)] == ["SOURCE span"] * 2
@@ -143,14 +146,29 @@ def test_bad_records_get_clear_errors(change, message):
     assert "C-7/C-8" in str(err.value)
 
 
-def test_span_that_cannot_be_placed_without_words():
+@pytest.mark.parametrize(
+    "offsets,message",
+    [
+        (None, "2 utterance ids but no offsets"),
+        ([[0, 4]], "2 utterance ids but 1 offsets"),
+        ([[5, 27], [0, 4]], "not ordered"),
+        ([[0, 4], [5, 99]], "not ordered"),
+        ([[0, 4], [6, 27]], "does not match"),  # fits the text, but the span "Yes." is not there
+    ],
+)
+def test_a_merged_turn_needs_offsets_that_fit_it(offsets, message):
     record = record_without_words()
-    del record["spans"][0]["text"]
-    with pytest.raises(ValueError, match="without the record's 'words'"):
+    record["first"]["offsets"] = offsets
+    with pytest.raises(ValueError, match=message) as err:
         render_records(record, jupyter=False)
-    record = record_without_words()
-    record["spans"][0]["text"] = "agree!"
-    with pytest.raises(ValueError, match="not in the turn's text"):
+    assert "D-2/D-4" in str(err.value)
+
+
+def test_a_word_at_another_place_than_its_offsets_say_is_refused():
+    record = record_with_words()
+    record["first"]["words"] = None
+    record["words"]["first"][3]["start"] += 1  # "It" of C-7
+    with pytest.raises(ValueError, match="word 'was' is at character 17"):
         render_records(record, jupyter=False)
 
 
