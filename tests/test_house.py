@@ -78,3 +78,27 @@ def test_packages_export_only_the_documented_api():
         assert all(getattr(module, name) is not None for name in exported), package  # each resolves
         undocumented.update({f"{package}.{name}": None for name in sorted(exported - documented)})
     assert undocumented == {}
+
+
+def test_the_layout_in_docs_architecture_is_the_code_s():
+    """docs/architecture.md's layout is generated from the modules (scripts/make_layout.py):
+    a module added, removed or renamed without regenerating it fails here."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, str(ROOT / "scripts" / "make_layout.py"), "--check"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_every_module_the_docs_name_exists():
+    """A newcomer follows `path/module.py` from the docs to the code: each one must be there
+    (under spacy_paraphrase/, scripts/, benchmarks/ or tests/; `src/...` names the paper's code)."""
+    named = set()
+    for doc in [ROOT / "README.md", *(ROOT / "docs").glob("*.md")]:
+        named.update(re.findall(r"`((?:[a-z_]+/)*[a-z_]+\.py)", doc.read_text(encoding="utf-8")))
+    roots = [ROOT, ROOT / "spacy_paraphrase", ROOT / "scripts", ROOT / "benchmarks", ROOT / "tests"]
+    missing = {name for name in named if not name.startswith("src/")
+               and not any((base / name).is_file() for base in roots)
+               and not list((ROOT / "spacy_paraphrase").glob(f"**/{name}"))}
+    assert missing == set()
