@@ -36,7 +36,7 @@ from .record_format import dumps, part_files
 from .resume import default_errors_path
 from .paths import PathError, check_model, check_targets, read_files
 from .input_pairs import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
-from .staging import ROW_COLUMN, ShardWriter, remove_staging, shard_dir
+from .staging import LINE_COLUMN, ShardWriter, remove_staging, shard_dir
 
 RECORD_COLUMN = "record"
 PARAPHRASE_COLUMN = "is_paraphrase"
@@ -60,7 +60,7 @@ class PairAnnotatorActor:
                                        gpu_id=0 if use_gpu else -1)
 
     def __call__(self, batch: Mapping[str, Any]) -> Dict[str, numpy.ndarray]:
-        rows = [json.loads(text) for text in batch[ROW_COLUMN]]
+        rows = [json.loads(line) for line in batch[LINE_COLUMN]]
         records = self.annotator.annotate(rows)
         return {
             RECORD_COLUMN: numpy.array([dumps(record) for record in records], dtype=object),
@@ -221,7 +221,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
                     runtime_env: Optional[Dict[str, Any]], batch_size: int, rows_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
                     with_probs: bool, progress_bar: bool) -> RecordLinesDatasink:
-    """read_json(staging) -> map_batches(PairAnnotatorActor) -> OUTPUT, on the
+    """read_text(staging) -> map_batches(PairAnnotatorActor) -> OUTPUT, on the
     running Ray instance or one started (and stopped) here."""
     started_here = not ray.is_initialized()
     if started_here:
@@ -231,7 +231,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
         sink = RecordLinesDatasink(str(output.resolve()))
         # Reading shards and writing records take no CPU of their own: with
         # the actors holding every CPU, tasks that wait for one would never run.
-        dataset = ray.data.read_json(str(staging.resolve()), num_cpus=0)
+        dataset = ray.data.read_text(str(staging.resolve()), num_cpus=0)
         dataset = dataset.map_batches(
             PairAnnotatorActor,
             fn_constructor_kwargs={

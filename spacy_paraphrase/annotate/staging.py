@@ -2,10 +2,12 @@
 (``record_format.pair_row``) written as JSON Lines shards that Ray Data reads
 (docs/ray.md).
 
-Each line is ``{"row": "<the row as one JSON string>"}``: Arrow's JSON reader
-then sees one string column and cannot re-type nested values (a ``speaker``
-that is null in one shard and a string in the next, ``meta`` with different
-keys per pair). A shard holds whole conversations: it is closed at the first
+Each line is one row as JSON, all ASCII (other characters escaped), and Ray
+Data reads the shards as text (``read_text``: one string column, ``text``),
+so Arrow never types the rows' values (a ``speaker`` that is null in one
+shard and a string in the next, ``meta`` with different keys per pair);
+the actor decodes each line. ASCII keeps ``read_text``'s ``str.splitlines``
+from cutting a line at a character such as U+2028 inside a turn. A shard holds whole conversations: it is closed at the first
 conversation boundary after ``shard_rows`` rows, so no conversation (hence no
 pair) is split across two shards; one conversation longer than ``shard_rows``
 makes one longer shard.
@@ -16,7 +18,8 @@ import uuid
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator, List, Mapping, Optional, Union
 
-ROW_COLUMN = "row"
+# The column of ``ray.data.read_text``: one line of a shard.
+LINE_COLUMN = "text"
 SHARD_PATTERN = "shard-{:06d}.jsonl"
 
 
@@ -28,14 +31,14 @@ def shard_dir(output: Union[str, Path]) -> Path:
 
 def shard_line(row: Mapping[str, Any]) -> str:
     """The staging line of one row (module doc)."""
-    return json.dumps({ROW_COLUMN: json.dumps(row)}) + "\n"
+    return json.dumps(row, ensure_ascii=True) + "\n"
 
 
 def read_shard_rows(path: Union[str, Path]) -> Iterator[dict]:
     """The rows of one shard, in order (the inverse of ``shard_line``)."""
     with open(path, encoding="utf8") as file:
         for line in file:
-            yield json.loads(json.loads(line)[ROW_COLUMN])
+            yield json.loads(line)
 
 
 class ShardWriter:
