@@ -173,16 +173,17 @@ def actor_worker(model: str, corpus: str, fmt: str, out: str, batch_size: int) -
 
     from spacy_paraphrase.annotate.input_pairs import SourceOptions, read_pairs, rows_and_skips
     from spacy_paraphrase.annotate.ray_engine import DEFAULT_SHARD_ROWS, RECORD_COLUMN, PairAnnotatorActor
+    from spacy_paraphrase.annotate.staging import LINE_COLUMN, shard_line
 
     actor = PairAnnotatorActor(model, batch_size=batch_size, threads=1)
-    rows = (json.dumps(row) for row, skip in rows_and_skips(read_pairs(corpus, SourceOptions(fmt=fmt), print))
+    rows = (shard_line(row) for row, skip in rows_and_skips(read_pairs(corpus, SourceOptions(fmt=fmt), print))
             if skip is None)
     with open(out, "wb") as f:
         while True:
             batch = list(islice(rows, DEFAULT_SHARD_ROWS))
             if not batch:
                 return
-            f.write(b"".join(actor({"row": batch})[RECORD_COLUMN]))
+            f.write(b"".join(actor({LINE_COLUMN: batch})[RECORD_COLUMN]))
             f.flush()
 
 

@@ -20,6 +20,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 from ..dialogs.fields import json_type
 from ..saving import atomic_write
 from .local import Summary, run_local
+from .record_format import read_lines
 from .resume import checkpoint_path
 from .input_pairs import SourceOptions
 
@@ -193,6 +194,10 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     return summary
 
 
+def _records(path: Path) -> Iterator[Dict[str, Any]]:
+    return (record for _, record in read_lines(path))
+
+
 def _iter_jsonl(path: Path) -> Iterator[Dict[str, Any]]:
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -256,7 +261,7 @@ def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, 
 
     def write_all(utterances_tmp: Path) -> None:
         _write_merged_utterances(corpus, output, records, prefix, with_probs, utterances_tmp)
-        counts = conversation_counts(_iter_jsonl(records), errors)
+        counts = conversation_counts(_records(records), errors)
         _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys, prefix))
         index = _load_json(corpus / "index.json", None)
         if index is not None:
@@ -276,7 +281,7 @@ def _write_merged_utterances(corpus: Path, output: Path, records: Path, prefix: 
         store.execute("CREATE TABLE meta (id TEXT PRIMARY KEY, value TEXT)")
         store.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(_iter_jsonl(records), prefix, with_probs)),
+            ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(_records(records), prefix, with_probs)),
         )
         store.commit()
         _merge_utterances(corpus / "utterances.jsonl", target, store)

@@ -40,7 +40,8 @@ CONVOKIT_RECORDS = "*annotate.records.jsonl"
 
 
 class RecordsError(ValueError):
-    """Records that cannot be read (one line, naming the file and line)."""
+    """Records that cannot be read, or (``report``) read together: one line,
+    naming the file and line."""
 _WORD = re.compile(r"\S+")
 
 
@@ -121,7 +122,8 @@ def row_turn(turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
         given = [[0, len(text)]]
     if not isinstance(given, list) or len(given) != len(ids):
         n = len(given) if isinstance(given, list) else "no"
-        raise ValueError(f"a turn has {len(ids)} utterance ids but {n} offsets")
+        raise ValueError(f"a turn has {len(ids)} utterance ids but {n} offsets (an annotate record keeps "
+                         "the offsets of a merged turn's utterances)")
     offsets = []
     end = 0
     for pair in given:
@@ -143,16 +145,18 @@ def row_turn(turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
 def row_pair(row: Mapping[str, Any]) -> TurnPair:
     """The ``TurnPair`` of a row or a record (``pair_row``'s inverse; a
     record's results are left out). ValueError for a malformed one."""
-    conversation_id = row.get("conversation_id") or ""
+    conversation_id = "" if row.get("conversation_id") is None else str(row["conversation_id"])
     turns = []
     for side in SIDES:
         if not isinstance(row.get(side), Mapping):
             raise ValueError(f"{side!r} must be an object")
         try:
-            turns.append(row_turn(row[side], str(conversation_id)))
+            turns.append(row_turn(row[side], conversation_id))
         except ValueError as err:
             raise ValueError(f"the {side} turn: {err}") from None
-    return TurnPair(str(row.get("pair_id")), str(conversation_id), turns[0], turns[1], dict(row.get("meta") or {}))
+    if row.get("pair_id") is None:
+        raise ValueError("'pair_id' is missing")
+    return TurnPair(str(row["pair_id"]), conversation_id, turns[0], turns[1], dict(row.get("meta") or {}))
 
 
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:

@@ -22,7 +22,7 @@ from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 from ..saving import atomic_write
 from .record_format import dumps
 
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2  # 2: records keep their turns' offsets
 
 
 class ResumeError(ValueError):
@@ -163,7 +163,13 @@ class JobFiles:
             ) from None
         if progress == Progress():
             return None, stored
-        if saved.get("version") != CHECKPOINT_VERSION or stored != self.fingerprint:
+        if saved.get("version") != CHECKPOINT_VERSION:
+            raise ResumeError(
+                f"{self.output} was written by another version of spacy-paraphrase (checkpoint version "
+                f"{saved.get('version')!r}, this one writes {CHECKPOINT_VERSION}), whose records differ; "
+                "add --overwrite to start over."
+            )
+        if stored != self.fingerprint:
             changed = sorted(k for k in set(stored) | set(self.fingerprint) if stored.get(k) != self.fingerprint.get(k))
             raise ResumeError(
                 f"{self.output} belongs to a run with other arguments or inputs (differs in: "

@@ -12,7 +12,7 @@ utterance boundary is drawn as one again.
 """
 import math
 import re
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..annotate.record_format import row_turn
 from .views import Mark, PairView, SHADE_NONE, SHADE_PROBABILITY, TurnView, Word, clamp01
@@ -91,11 +91,13 @@ def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mappi
         raise ValueError(f"{where}: {err}") from None
     text = turn["text"]
     ids = [utterance.id for utterance in decoded.utterances]
-    starts = {uid: bounds[0] for uid, bounds in zip(ids, decoded.offsets)}
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"{where}: an utterance id is given twice in {ids}.")
+    bounds = dict(zip(ids, decoded.offsets))
     view = TurnView(speaker=str(turn.get("speaker") or default), text=text)
     if words:
-        view.words = _words(where, text, words, starts)
-    view.spans = _join_split_spans(text, [_place(where, text, ids, starts, span) for span in spans])
+        view.words = _words(where, text, words, bounds)
+    view.spans = _join_split_spans(text, [_place(where, text, ids, bounds, span) for span in spans])
     return view
 
 
@@ -108,7 +110,8 @@ def _utterance_id(where: str, ids: Sequence[str], span: Mapping) -> str:
     return str(utterance)
 
 
-def _words(where: str, text: str, words, starts: Dict[str, int]) -> List[Word]:
+def _words(where: str, text: str, words, bounds: Dict[str, Tuple[int, int]]) -> List[Word]:
+    starts = {uid: start for uid, (start, _) in bounds.items()}
     matches = list(_WORD.finditer(text))
     if not isinstance(words, list) or len(words) != len(matches):
         n = len(words) if isinstance(words, list) else type(words).__name__
@@ -132,7 +135,7 @@ def _words(where: str, text: str, words, starts: Dict[str, int]) -> List[Word]:
     return out
 
 
-def _place(where: str, text: str, ids: Sequence[str], starts: Dict[str, int], span: Mapping) -> Mark:
+def _place(where: str, text: str, ids: Sequence[str], bounds: Dict[str, Tuple[int, int]], span: Mapping) -> Mark:
     try:
         start, end = int(span["start"]), int(span["end"])
     except (KeyError, TypeError, ValueError):
@@ -140,9 +143,10 @@ def _place(where: str, text: str, ids: Sequence[str], starts: Dict[str, int], sp
     if not 0 <= start <= end:
         raise ValueError(f"{where}: span offsets {start}:{end} are not a valid range.")
     key = _utterance_id(where, ids, span)
-    begin, stop = starts[key] + start, starts[key] + end
+    (base, limit) = bounds[key]
+    begin, stop = base + start, base + end
     expected = span.get("text")
-    if stop > len(text) or (expected is not None and text[begin:stop] != expected):
+    if stop > limit or (expected is not None and text[begin:stop] != expected):
         raise ValueError(
             f"{where}: span {expected!r} ({start}:{end} of utterance {key!r}) does not match "
             f"the turn's text there ({text[begin:stop]!r})."

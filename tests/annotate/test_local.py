@@ -120,6 +120,22 @@ def test_finished_run_is_not_redone_and_other_arguments_are_refused(annotate_mod
     assert other.read_text() == "not mine\n"
 
 
+def test_a_run_of_another_checkpoint_version_is_not_resumed(annotate_model, tmp_path):
+    """Records of another version differ in shape (version 1 kept no offsets):
+    resuming would mix the two shapes in one file."""
+    corpus = write_mediasum(tmp_path / "news.jsonl")
+    out = tmp_path / "out.jsonl"
+    run(annotate_model, corpus, out, limit=2)
+    checkpoint = out.with_name(out.name + ".checkpoint.json")
+    state = json.loads(checkpoint.read_text())
+    state["version"], state["done"] = 1, False
+    checkpoint.write_text(json.dumps(state))
+    before = out.read_bytes()
+    with pytest.raises(ResumeError, match="another version of spacy-paraphrase .* --overwrite"):
+        run(annotate_model, corpus, out, limit=2)
+    assert out.read_bytes() == before
+
+
 def test_crash_mid_buffer_resumes_without_loss_or_duplicates(annotate_model, tmp_path, monkeypatch):
     corpus = write_mediasum(tmp_path / "news.jsonl", n_copies=4, first_lines=["{broken"], extra_lines=["[]"])
     source = SourceOptions(fmt="mediasum")  # the broken first line hides the format

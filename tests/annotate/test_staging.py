@@ -38,7 +38,7 @@ def test_shards_hold_whole_conversations(tmp_path, sizes, shard_rows, expected):
     assert writer.rows == len(rows)
 
 
-def test_lines_are_one_string_column_and_survive_any_text(tmp_path):
+def test_lines_are_the_rows_in_ascii_and_survive_any_text(tmp_path):
     text = "caf\u00e9 \u2028line\u2029sep \x1c\x85 \U0001F600 \"quoted\"\n\ttab"
     row = _row("c", 0, text)
     row["meta"] = {"label": 1, "score": 0.1234567890123, "none": None}

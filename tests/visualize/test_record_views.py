@@ -166,9 +166,22 @@ def test_a_merged_turn_needs_offsets_that_fit_it(offsets, message):
 
 def test_a_word_at_another_place_than_its_offsets_say_is_refused():
     record = record_with_words()
-    record["first"]["words"] = None
-    record["words"]["first"][3]["start"] += 1  # "It" of C-7
+    record["words"]["first"][3]["start"] += 1  # "was", offset 3 of C-7 (at 17 in the turn)
     with pytest.raises(ValueError, match="word 'was' is at character 17"):
+        render_records(record, jupyter=False)
+
+
+def test_a_span_past_its_utterance_or_twice_given_ids_are_refused():
+    record = record_without_words()
+    # 0:5 of D-3 "We are done" would reach over the joining space into D-4
+    record["second"]["offsets"] = [[0, 3], [4, 22]]
+    record["second"]["utterance_ids"] = ["D-3", "D-4"]
+    record["spans"][1:] = [{"side": "second", "utterance_id": "D-3", "start": 0, "end": 5}]
+    with pytest.raises(ValueError, match="does not match"):
+        render_records(record, jupyter=False)
+    record = record_without_words()
+    record["first"]["utterance_ids"] = ["D-1", "D-1"]
+    with pytest.raises(ValueError, match="given twice"):
         render_records(record, jupyter=False)
 
 
