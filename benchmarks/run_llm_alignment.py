@@ -190,6 +190,43 @@ def echoes(turn_words: List[str], quote: str, min_score: float) -> bool:
                for n in range(max(1, len(q) - slack), len(q) + slack + 1) for i in range(len(units) - n + 1))
 
 
+def fit(q: List[str], window: List[str], prefix: bool) -> Tuple[int, int]:
+    """How well the quote ``q`` fits a run of units, as a key to minimise: the unit edits that
+    make the run the quote (units added, left out or replaced: Levenshtein), then minus the
+    quote's units kept in order (the longest common subsequence); with ``prefix``, the quote's
+    last unit may be a prefix of the run's last unit (the authors' rule)."""
+    from rapidfuzz.distance import LCSseq, Levenshtein
+
+    if prefix and window and window[-1] != q[-1] and window[-1].startswith(q[-1]):
+        window = window[:-1] + [q[-1]]
+    return Levenshtein.distance(q, window), -LCSseq.similarity(q, window)
+
+
+def unique_place(doc, quote: str, intended: Tuple[int, int]) -> bool:
+    """Whether the intended place is the quote's unique match in the pair: no run of units of
+    either turn, not overlapping the intended tokens and of at least two units (one for a quote of
+    one), that the quote fits at least as well as the intended run (``fit``: as few unit edits
+    and, with as many, as many of the quote's units kept); and the intended run keeps one of the
+    quote's units. "if way" for "if we" is unique when no other run of the pair
+    is "if X" or "X way"; "small busi" is not where "small business" and "small businesses" both
+    occur; "she the report" for "she sent the report" is, although "the report" occurs again."""
+    from spacy_paraphrase.llm.align import prefix_ok, span_units
+
+    q = text_units(quote)
+    prefix = prefix_ok(q)
+    want = fit(q, span_units(doc[intended[0] : intended[1]])[0], prefix)
+    if want[1] == 0:
+        return False  # none of the quote's units is at the intended place: a quote of nothing there
+    for turn in doc.spans["turns"]:
+        units, owners = span_units(turn)
+        for m in range(max(min(2, len(q)), len(q) - want[0]), len(q) + want[0] + 1):
+            for i in range(len(units) - m + 1):
+                start, end = owners[i], owners[i + m - 1] + 1
+                if (end <= intended[0] or start >= intended[1]) and fit(q, units[i : i + m], prefix) <= want:
+                    return False
+    return True
+
+
 def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
     inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
     union = (a[1] - a[0]) + (b[1] - b[0]) - inter
@@ -204,7 +241,8 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
     pairs = read_pairs(path)
     results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
                       "authors_jaccard": 0.0, "methods": defaultdict(int), "spans": 0.0,
-                      "ours_span_jaccard": 0.0} for kind in KINDS}
+                      "ours_span_jaccard": 0.0, "found": 0, "n_unique": 0, "found_unique": 0,
+                      "jaccard_unique": 0.0, "spans_unique": 0.0, "span_jaccard_unique": 0.0} for kind in KINDS}
     t0 = time.perf_counter()
     n_calls = in_both = in_pair = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
@@ -238,15 +276,25 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 status = locate_quote(doc, quote, stated, min_score=min_score)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
+                unique = unique_place(doc, quote, intended)
+                score = jaccard((status.start, status.end), intended) if status.kept else 0.0
                 if log is not None:
                     log.append({"kind": kind, "quote": quote, "stated": stated, "status": status.status,
                                 "method": status.method, "found": doc[status.start : status.end].text if status.kept
-                                else None, "intended": doc[intended[0] : intended[1]].text, "doc": doc.text})
+                                else None, "intended": doc[intended[0] : intended[1]].text, "unique": unique,
+                                "jaccard": score, "doc": doc.text})
+                res["found"] += int(score > 0)
+                res["n_unique"] += int(unique)
+                res["spans_unique"] += int(unique) / per_span[kind]
+                if unique:
+                    res["found_unique"] += int(score > 0)
+                    res["jaccard_unique"] += score
+                    res["span_jaccard_unique"] += score / per_span[kind]
                 if status.kept:
                     res["ours_kept"] += 1
                     res["ours_wrong_turn"] += int(status.side_found != side)
-                    res["ours_jaccard"] += jaccard((status.start, status.end), intended)
-                    res["ours_span_jaccard"] += jaccard((status.start, status.end), intended) / per_span[kind]
+                    res["ours_jaccard"] += score
+                    res["ours_span_jaccard"] += score / per_span[kind]
                 stated_words = pair["words"][0 if stated == "first" else 1]
                 hit = exact_word_match(stated_words, quote)
                 if hit is not None:
@@ -291,6 +339,10 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
             row["ours_wrong_turn"] = res["ours_wrong_turn"] / n
             row["ours_jaccard"] = res["ours_jaccard"] / n
             row["authors_jaccard"] = res["authors_jaccard"] / n
+            unique = max(res["n_unique"], 1)
+            row.update({"ours_found": res["found"] / n, "n_unique": res["n_unique"],
+                        "ours_found_unique": res["found_unique"] / unique,
+                        "ours_jaccard_unique": res["jaccard_unique"] / unique})
         table[kind] = row
     # wrong_turn_echo repeats some wrong_turn quotes: counted once in the mean
     made = [k for k in KINDS if k not in INVENTED + PARTS and k != "wrong_turn_echo"]
@@ -301,6 +353,9 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
         # short kinds were quoted at every place
         "ours_mean_jaccard_per_span": (sum(results[k]["ours_span_jaccard"] for k in made)
                                        / sum(results[k]["spans"] for k in made)),
+        "ours_mean_jaccard_per_span_unique": (sum(results[k]["span_jaccard_unique"] for k in made)
+                                              / sum(results[k]["spans_unique"] for k in made)),
+        "n_quotes_unique": sum(results[k]["n_unique"] for k in made),
         "authors_mean_jaccard": sum(results[k]["authors_jaccard"] for k in made) / total,
         "ours_not_in_text_aligned": table["not_in_text"]["ours_aligned"],
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],

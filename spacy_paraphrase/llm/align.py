@@ -83,6 +83,9 @@ from .common_words import COMMON_WORDS
 
 # short: quotes of 2-3 units (one more when a unit was added)
 SHORT_UNITS = (2, 3)
+# the turn's run a short quote (step 3) fits: 2-4 units, as a 2-3-word phrase with a contraction or a
+# hyphen ("it's a wand", "this I-35 stretch") has 4
+SHORT_RUN = (2, 4)
 
 _QUOTE_CHARS = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'", "`": "'",
@@ -254,9 +257,19 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
                 raise Ambiguous((1, float(best[0])))
     # Of the windows over the best one, one that starts and ends with the quote's first
     # and last units wins: a dropped or changed word inside must not cut an edge word off.
+    # With the same edges, the window that holds more of the quote's units in order wins: "you you
+    # did" is "you said you did", not "you did" (whose "you" is the quote's second unit).
     near = [s for s in scored if s[2] < best[3] and s[3] > best[2]]
-    chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix), s[0], s[1]))
+    chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix),
+                                      _in_order(units[s[2] : s[3]], q_units), s[0], s[1]))
     return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
+
+
+def _in_order(window: Sequence[str], q_units: Sequence[str]) -> int:
+    """How many of the quote's units the window holds in order (longest common subsequence)."""
+    from rapidfuzz.distance import LCSseq
+
+    return LCSseq.similarity(list(window), list(q_units))
 
 
 def _content(unit: str) -> bool:
@@ -329,11 +342,11 @@ def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, in
     from rapidfuzz import fuzz
 
     n = len(q_units)
-    if not SHORT_UNITS[0] <= n <= SHORT_UNITS[1] + 1:
+    if not SHORT_UNITS[0] <= n <= SHORT_RUN[1] + 1:
         return []
     prefix = prefix_ok(q_units) and len(q_units[-1]) >= 3
     found: List[Tuple[Span, int, int, float]] = []
-    lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
+    lengths = sorted({n - 1, n} & set(range(SHORT_RUN[0], SHORT_RUN[1] + 1)))
     for turn in turns:
         units, owners = span_units(turn)
         for length in lengths + [n + 1, n + 2]:
