@@ -81,11 +81,11 @@ from .common_words import COMMON_WORDS
 # matchers of the alignment steps (align_quote / locate_quote below decide between
 # them and the turns) ------------------------------------------------------------
 
-# short: quotes of 2-3 units (one more when a unit was added)
+# short: quotes of 2-3 units (one more when a unit was added); step 3 takes quotes of at most 4 words
 SHORT_UNITS = (2, 3)
-# the turn's run a short quote (step 3) fits: 2-4 units, as a 2-3-word phrase with a contraction or a
-# hyphen ("it's a wand", "this I-35 stretch") has 4
-SHORT_RUN = (2, 4)
+# the turn's run a short quote (step 3) fits: 2-5 units, as a 2-3-word phrase with contractions or
+# hyphens has more than 3 ("it's a wand", "this I-35 stretch", "that's essentially laboratory-made")
+SHORT_RUN = (2, 5)
 
 _QUOTE_CHARS = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'", "`": "'",
@@ -144,7 +144,7 @@ def span_units(span: Span) -> Tuple[List[str], List[int]]:
 class Ambiguous(Exception):
     """Two equally good places; ``rank``: how good (``align._rank``), for the choice between the turns."""
 
-    def __init__(self, rank: Tuple[int, float] = (2, 100.0)):
+    def __init__(self, rank: Tuple[float, ...] = (2, 0, 0, 100.0)):
         super().__init__()
         self.rank = rank
 
@@ -254,7 +254,7 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
         if score == best[0]:
             s, e = owners[i], owners[j - 1] + 1
             if e <= b_start or s >= b_end:  # an equally good place elsewhere
-                raise Ambiguous((1, float(best[0])))
+                raise Ambiguous((1, *_fit(units[best[2] : best[3]], q_units, prefix), float(best[0])))
     # Of the windows over the best one, one that starts and ends with the quote's first
     # and last units wins: a dropped or changed word inside must not cut an edge word off.
     # With the same edges, the window that holds more of the quote's units in order wins: "you you
@@ -263,6 +263,16 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
     chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix),
                                       _in_order(units[s[2] : s[3]], q_units), s[0], s[1]))
     return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
+
+
+def _fit(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> Tuple[int, int]:
+    """How well a run of units fits the quote, for the choice between the turns: minus the unit
+    edits (units added, left out or replaced) that make it the quote, then how many of the quote's
+    units it holds in order; a cut-off last unit counts as its whole word."""
+    from rapidfuzz.distance import Levenshtein
+
+    window = _window_text(window, q_units, prefix).split(" ")
+    return -Levenshtein.distance(window, list(q_units)), _in_order(window, q_units)
 
 
 def _in_order(window: Sequence[str], q_units: Sequence[str]) -> int:
@@ -423,9 +433,14 @@ def _check(turn: Span, quote: str, min_score: float) -> None:
         raise ValueError(f"min_score must be in [0, 100], got {min_score!r}")
 
 
-def _rank(found: QuoteAlignment) -> Tuple[int, float]:
-    """How good a match is: exact and normalized (2, 100) beat any fuzzy (1, score)."""
-    return (2, 100.0) if found.method in ("exact", "normalized") else (1, found.score)
+def _rank(found: QuoteAlignment, q_units: Sequence[str]) -> Tuple[float, ...]:
+    """How good a match is: exact and normalized beat any fuzzy one; of two fuzzy ones, the one
+    with fewer unit edits to the quote, then more of its units in order (``_fit``), then the
+    higher score: "this has not filed" is "this individual has not filed" (one unit left out),
+    not "they have not filed" (two replaced) although that scores higher."""
+    if found.method in ("exact", "normalized"):
+        return (2, 0, 0, 100.0)
+    return (1, *_fit(span_units(found.span)[0], q_units, prefix_ok(q_units)), found.score)
 
 
 def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[QuoteAlignment]:
@@ -451,6 +466,8 @@ def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[Qu
 def _uniqueshort_fits(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignment]:
     """Step 3: the one place in ``turns`` where a short quote fits with one
     edit (of the fits that match the most quote units), else None."""
+    if sum(1 for word in quote.split() if text_units(word)) > SHORT_UNITS[1] + 1:
+        return None  # not a quote of 2-3 words (one more when a word was added)
     places = short_fits(turns, text_units(quote))
     if not places:
         return None
@@ -574,7 +591,7 @@ def locate_quote(
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err
-    ranks = {name: None if r is None else r.rank if isinstance(r, Ambiguous) else _rank(r)
+    ranks = {name: None if r is None else r.rank if isinstance(r, Ambiguous) else _rank(r, q_units)
              for name, r in fuzzy_found.items()}
     if ranks[side] is None and ranks[other] is None:
         return QuoteStatus(quote, side, NOT_FOUND)
