@@ -76,6 +76,7 @@ KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punct
          "part_replaced", "not_in_text", "not_in_text_short")
 PARTS = ("part_added", "part_replaced")  # reported on their own, not in the mean
 INVENTED = ("not_in_text", "not_in_text_short")
+REPLACED = ("short_replaced", "part_replaced")
 
 
 def read_pairs(path: Path) -> List[Dict]:
@@ -202,6 +203,21 @@ def fit(q: List[str], window: List[str], prefix: bool) -> Tuple[int, int]:
     return Levenshtein.distance(q, window), -LCSseq.similarity(q, window)
 
 
+def runs(doc, q: List[str], edits: int):
+    """Every run of units of the pair's turns within ``edits`` unit edits of the quote ``q``, of at
+    least two units (one for a quote of one): (``fit`` key, start token, end token)."""
+    from spacy_paraphrase.llm.align import prefix_ok, span_units
+
+    prefix = prefix_ok(q)
+    for turn in doc.spans["turns"]:
+        units, owners = span_units(turn)
+        for m in range(max(min(2, len(q)), len(q) - edits), len(q) + edits + 1):
+            for i in range(len(units) - m + 1):
+                key = fit(q, units[i : i + m], prefix)
+                if key[0] <= edits:
+                    yield key, owners[i], owners[i + m - 1] + 1
+
+
 def unique_place(doc, quote: str, intended: Tuple[int, int]) -> bool:
     """Whether the intended place is the quote's unique match in the pair: no run of units of
     either turn, not overlapping the intended tokens and of at least two units (one for a quote of
@@ -213,18 +229,39 @@ def unique_place(doc, quote: str, intended: Tuple[int, int]) -> bool:
     from spacy_paraphrase.llm.align import prefix_ok, span_units
 
     q = text_units(quote)
-    prefix = prefix_ok(q)
-    want = fit(q, span_units(doc[intended[0] : intended[1]])[0], prefix)
+    want = fit(q, span_units(doc[intended[0] : intended[1]])[0], prefix_ok(q))
     if want[1] == 0:
         return False  # none of the quote's units is at the intended place: a quote of nothing there
-    for turn in doc.spans["turns"]:
-        units, owners = span_units(turn)
-        for m in range(max(min(2, len(q)), len(q) - want[0]), len(q) + want[0] + 1):
-            for i in range(len(units) - m + 1):
-                start, end = owners[i], owners[i + m - 1] + 1
-                if (end <= intended[0] or start >= intended[1]) and fit(q, units[i : i + m], prefix) <= want:
-                    return False
-    return True
+    return not any(key <= want and (end <= intended[0] or start >= intended[1])
+                   for key, start, end in runs(doc, q, want[0]))
+
+
+def unique_fit(doc, quote: str) -> Optional[Tuple[int, int]]:
+    """The place of a quote (of another pair) in this pair that ``unique_place`` would call its
+    unique match, or None: the runs one unit edit from it that keep one of its units and fit it
+    best (``fit``) all overlap one another (the first is returned). Such an invented quote looks,
+    to the pair, like one of the pair's own quotes with a word replaced."""
+    places = [(key, start, end) for key, start, end in runs(doc, text_units(quote), 1) if key[1] < 0]
+    if not places:
+        return None
+    best = min(key for key, _, _ in places)
+    spans = [(start, end) for key, start, end in places if key == best]
+    if any(e <= s2 or s >= e2 for s, e in spans for s2, e2 in spans):
+        return None
+    return spans[0]
+
+
+def keeps_rare_word(doc, quote: str, place: Tuple[int, int]) -> bool:
+    """Whether the quote's units that match the run at ``place`` (an optimal unit alignment) hold a
+    content word outside the frequent English words of ``llm/common_words.py`` (the aligner's
+    evidence of a place for a quote of one word)."""
+    from rapidfuzz.distance import Levenshtein
+
+    from spacy_paraphrase.llm.align import COMMON_WORDS, _content, span_units
+
+    q, w = text_units(quote), span_units(doc[place[0] : place[1]])[0]
+    kept = [q[k] for tag, a1, a2, _, _ in Levenshtein.opcodes(q, w) if tag == "equal" for k in range(a1, a2)]
+    return any(_content(u) and u not in COMMON_WORDS for u in kept)
 
 
 def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
@@ -242,7 +279,8 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
     results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
                       "authors_jaccard": 0.0, "methods": defaultdict(int), "spans": 0.0,
                       "ours_span_jaccard": 0.0, "found": 0, "n_unique": 0, "found_unique": 0,
-                      "jaccard_unique": 0.0, "spans_unique": 0.0, "span_jaccard_unique": 0.0} for kind in KINDS}
+                      "jaccard_unique": 0.0, "spans_unique": 0.0, "span_jaccard_unique": 0.0, "n_rare": 0,
+                      "found_rare": 0, "n_frequent": 0, "found_frequent": 0} for kind in KINDS}
     t0 = time.perf_counter()
     n_calls = in_both = in_pair = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
@@ -285,6 +323,10 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                                 "jaccard": score, "doc": doc.text})
                 res["found"] += int(score > 0)
                 res["n_unique"] += int(unique)
+                if unique and kind in REPLACED:
+                    rare = "rare" if keeps_rare_word(doc, quote, intended) else "frequent"
+                    res[f"n_{rare}"] += 1
+                    res[f"found_{rare}"] += int(score > 0)
                 res["spans_unique"] += int(unique) / per_span[kind]
                 if unique:
                     res["found_unique"] += int(score > 0)
@@ -324,10 +366,18 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 res["ours_kept"] += int(status.kept)
+                place = unique_fit(doc, quote)
+                fits_once = place is not None
+                res["n_unique"] += int(fits_once)
+                res["found_unique"] += int(fits_once and status.kept)
+                if fits_once:
+                    rare = "rare" if keeps_rare_word(doc, quote, place) else "frequent"
+                    res[f"n_{rare}"] += 1
+                    res[f"found_{rare}"] += int(status.kept)
                 if log is not None:
                     log.append({"kind": kind, "quote": quote, "stated": side, "status": status.status,
                                 "method": status.method, "found": doc[status.start : status.end].text if status.kept
-                                else None, "intended": None, "doc": doc.text})
+                                else None, "intended": None, "unique_fit": fits_once, "doc": doc.text})
                 res["authors_kept"] += int(exact_word_match(words, quote) is not None)
     elapsed = time.perf_counter() - t0
     table = {}
@@ -335,6 +385,10 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
         n = max(res["n"], 1)
         row = {"n": res["n"], "ours_aligned": res["ours_kept"] / n, "authors_aligned": res["authors_kept"] / n,
                "methods": dict(res["methods"])}
+        if kind in INVENTED:  # quotes of other pairs that fit one place of this pair, one unit edit away
+            row.update({"n_unique": res["n_unique"], "ours_aligned_unique": res["found_unique"]})
+        if kind in INVENTED + REPLACED:  # those unique ones by the words they keep
+            row.update({key: res[key] for key in ("n_rare", "found_rare", "n_frequent", "found_frequent")})
         if kind not in INVENTED:
             row["ours_wrong_turn"] = res["ours_wrong_turn"] / n
             row["ours_jaccard"] = res["ours_jaccard"] / n
@@ -386,7 +440,42 @@ def markdown(result: Dict) -> str:
                  f"Not made: {s['n_wrong_turn_in_both']} wrong-turn quotes that the stated turn holds word for word "
                  f"too (aligned there, by design); {s['n_invented_in_text']} quotes of other pairs that this pair holds "
                  f"(word for word, or with a filler put in or a word left out).")
+    lines += ["", UNIQUE_DOC, "",
+              "| quote kind | n | unique (not unique) | found: all | found: unique | Jaccard: all | Jaccard: unique |",
+              "|---|---|---|---|---|---|---|"]
+    for kind, row in result["kinds"].items():
+        if kind in INVENTED:
+            continue
+        lines.append(f"| {kind} | {row['n']} | {row['n_unique']} ({row['n'] - row['n_unique']}) | "
+                     f"{row['ours_found']:.3f} | {row['ours_found_unique']:.3f} | {row['ours_jaccard']:.3f} | "
+                     f"{row['ours_jaccard_unique']:.3f} |")
+    lines += ["", f"Mean Jaccard, each span once per kind: all {s['ours_mean_jaccard_per_span']:.3f}, unique places "
+              f"{s['ours_mean_jaccard_per_span_unique']:.3f} ({s['n_quotes_unique']} of the {s['n_quotes']} made "
+              f"quotes).", "",
+              "What a unique place keeps: the replaced quotes with a unique place, and the quotes of other pairs "
+              "that have a place in this pair that would count as unique for a quote of this pair with one word "
+              "replaced (`unique_fit`), by whether the quote's units that match there hold a content word outside "
+              "the frequent English words of `llm/common_words.py`. Given a span: found (own quotes), placed "
+              "although invented (quotes of other pairs).", "",
+              "| quotes | with a unique place | keeps a rare word: given a span | keeps only frequent words: given "
+              "a span |", "|---|---|---|---|"]
+    for kind in REPLACED + INVENTED:
+        row = result["kinds"][kind]
+        lines.append(f"| {kind} | {row['n_unique']} of {row['n']} | {row['found_rare']} of {row['n_rare']} | "
+                     f"{row['found_frequent']} of {row['n_frequent']} |")
     return "\n".join(lines)
+
+
+UNIQUE_DOC = (
+    "**Unique place.** A made quote's intended place is its *unique match in the pair* when no run of "
+    "units of either turn (at least two units, one for a one-unit quote) that does not overlap the intended "
+    "words fits the quote at least as well: as few unit edits (units added, left out or replaced), and with "
+    "as many, as many of the quote's units kept in order; the last unit may be a prefix (the authors' rule). "
+    "A quote that keeps no unit of its intended place is not unique. So \"if way\" for \"if we\" is unique "
+    "when the pair has no other \"if X\" or \"X way\", \"small busi\" is not where \"small business\" "
+    "and \"small businesses\" both occur. Found: a span placed that overlaps the intended words (in any "
+    "turn). No quote is dropped: the bars are read on the unique ones, the rates over all are given beside "
+    "them, with the counts.")
 
 
 def compare(before: Dict, now: Dict) -> str:
