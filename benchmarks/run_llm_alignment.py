@@ -38,6 +38,16 @@ Jaccard with the intended span (0 when nothing is aligned; for
 ``locate_quote`` (default settings: other turn used) and for the authors'
 rule (``exact_word_match`` in the stated turn).
 
+Unique places (``unique_place``; the definition is printed with the results,
+``UNIQUE_DOC``): each made quote is also classified by whether its intended
+place is its unique match in the pair, and the share found (a span that
+overlaps the intended words) and the Jaccard are given over all quotes and
+over the unique ones, with the counts. The issue's bars for short quotes
+("found when the match is unique in the pair") are read on the unique ones.
+Quotes of other pairs that have a place here that would count as unique
+(``unique_fit``) are counted too, and the replaced and invented ones split by
+whether the words they keep there hold a rare word (``keeps_rare_word``).
+
 
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/dev.tsv \
         -o benchmarks/results/llm_alignment.json
