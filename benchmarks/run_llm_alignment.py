@@ -483,26 +483,31 @@ UNIQUE_DOC = (
     "as many, as many of the quote's units kept in order; the last unit may be a prefix (the authors' rule). "
     "A quote that keeps no unit of its intended place is not unique. So \"if way\" for \"if we\" is unique "
     "when the pair has no other \"if X\" or \"X way\", \"small busi\" is not where \"small business\" "
-    "and \"small businesses\" both occur. Found: a span placed that overlaps the intended words (in any "
-    "turn). No quote is dropped: the bars are read on the unique ones, the rates over all are given beside "
+    "and \"small businesses\" both occur. Found: a span placed that overlaps the intended words. "
+    "No quote is dropped: the bars are read on the unique ones, the rates over all are given beside "
     "them, with the counts.")
 
 
 def compare(before: Dict, now: Dict) -> str:
     """docs/llm.md's table: two runs of this benchmark (older code, same quotes), before -> now."""
-    lines = ["| quote kind | n | aligned (before → now) | span in the wrong turn (before → now) | "
-             "Jaccard (before → now) | authors' rule: Jaccard |", "|---|---|---|---|---|---|"]
+    lines = ["| quote kind | n (unique place) | aligned (before → now) | span in the wrong turn (before → now) | "
+             "Jaccard (before → now) | found, unique place (before → now) | authors' rule: Jaccard |",
+             "|---|---|---|---|---|---|---|"]
     for kind, row in now["kinds"].items():
         old = before["kinds"][kind]
 
         def pair(key):
-            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row else "—"
+            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row and key in old else "—"
 
-        lines.append(f"| {kind} | {row['n']} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
-                     f"{pair('ours_jaccard')} | {row.get('authors_jaccard', float('nan')):.3f} |")
+        unique = f" ({row['n_unique']})" if "n_unique" in row else ""
+        lines.append(f"| {kind} | {row['n']}{unique} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
+                     f"{pair('ours_jaccard')} | {pair('ours_found_unique')} | "
+                     f"{row.get('authors_jaccard', float('nan')):.3f} |")
     b, s = before["summary"], now["summary"]
+    unique = (f" (unique places: {b['ours_mean_jaccard_per_span_unique']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span_unique']:.3f})" if "ours_mean_jaccard_per_span_unique" in b else "")
     lines += ["", f"Mean Jaccard (each span once per kind): {b['ours_mean_jaccard_per_span']:.3f} → "
-              f"{s['ours_mean_jaccard_per_span']:.3f}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span']:.3f}{unique}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
               f"{s['ours_mean_jaccard']:.3f}; quotes in neither turn aligned: {b['ours_invented_aligned']} → "
               f"{s['ours_invented_aligned']} of {s['n_invented']}."]
     return "\n".join(lines)

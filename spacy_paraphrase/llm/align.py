@@ -14,11 +14,13 @@ turn in four steps and stops at the first that finds it:
    ``you have``, ``don't`` -> ``do not``; a token's ``norm_`` is used when
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
-3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
-   added (a run of 2-3 units), one replaced (2-3 units) or one word left
-   out (a run one unit longer, or two for a contraction: "I been punished"
-   for "I haven't been punished"; such a fit matches every unit of the
-   quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
+3. ``short``: a quote of at most 4 words (2-3 words, one more when a word
+   was added) and 2-6 units one edit from a run of the turn: one unit added
+   (a run of 2-5 units: a 2-3-word phrase with contractions or hyphens has
+   more than 3, "it's a wand", "this I-35 stretch"), one replaced (2-5
+   units) or one word left out (a run one unit longer, or two for a
+   contraction: "I been punished" for "I haven't been punished"; such a fit
+   matches every unit of the quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
    "stepped": the same stem once -ing, -ed, -(e)s, -ly, -er and a final e
    are cut) is no replacement. The units that match are the evidence: two
    content words (a number, or >= 3 letters and not a stop word), or one
@@ -43,7 +45,8 @@ turn in four steps and stops at the first that finds it:
    it that score >=
    ``min_score``, one that starts with the quote's first unit and ends with
    its last wins (a word left out or changed inside must not cut an edge
-   word off).
+   word off), and of those, the one that holds more of the quote's units in
+   order ("You you did" is "You said you did", not "you did").
 
 In every step the quote's last unit may be a prefix of the turn's unit (the
 authors' rule for a word cut off mid-way: "the new sch" is "the new
@@ -61,8 +64,12 @@ match is accepted. Exact or normalized in its own turn: ``aligned`` there
 exact or normalized in the other turn: ``other_turn`` (the model filed it
 under the wrong speaker; a fuzzy echo of it in its own turn gets no span).
 Else a short fit (step 3) in its own turn: ``aligned``. Else the fuzzy
-matches of both turns: the better score wins (``other_turn`` when it is the
-other's); the same score in both is ``ambiguous``. A short fit only in the
+matches of both turns: the better one wins (``other_turn`` when it is the
+other's): fewer unit edits to the quote (units added, left out or
+replaced), then more of the quote's units in order, then the higher score
+("this has not filed" is the asked turn's "this individual has not filed",
+not the other's "they have not filed"); equally good in both is
+``ambiguous``. A short fit only in the
 other turn is not used (two errors at once).
 """
 import dataclasses
