@@ -350,8 +350,8 @@ def _one_word(doc, a: int, b: int) -> bool:
 
 
 def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, int, float]]:
-    """Every place in ``turns`` where a 2-4-unit quote is one edit from a run
-    of 2-3 units (``align.py``'s module doc, step 3): (span, quote units
+    """Every place in ``turns`` where a quote of 2-6 units is one edit from a run
+    of 2-5 units (``align.py``'s module doc, step 3): (span, quote units
     matched, penalty, score). Penalty 1: the quote's unit that does not match
     read as replacing the turn's unit although it is a ``filler`` (more likely
     put in: "just", "actually"), or as put in although it is not (more likely
