@@ -38,6 +38,16 @@ Jaccard with the intended span (0 when nothing is aligned; for
 ``locate_quote`` (default settings: other turn used) and for the authors'
 rule (``exact_word_match`` in the stated turn).
 
+Unique places (``unique_place``; the definition is printed with the results,
+``UNIQUE_DOC``): each made quote is also classified by whether its intended
+place is its unique match in the pair, and the share found (a span that
+overlaps the intended words) and the Jaccard are given over all quotes and
+over the unique ones, with the counts. The issue's bars for short quotes
+("found when the match is unique in the pair") are read on the unique ones.
+Quotes of other pairs that have a place here that would count as unique
+(``unique_fit``) are counted too, and the replaced and invented ones split by
+whether the words they keep there hold a rare word (``keeps_rare_word``).
+
 
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/dev.tsv \
         -o benchmarks/results/llm_alignment.json
@@ -76,6 +86,7 @@ KINDS = ("verbatim", "omitted_word", "added_word", "contraction", "case", "punct
          "part_replaced", "not_in_text", "not_in_text_short")
 PARTS = ("part_added", "part_replaced")  # reported on their own, not in the mean
 INVENTED = ("not_in_text", "not_in_text_short")
+REPLACED = ("short_replaced", "part_replaced")
 
 
 def read_pairs(path: Path) -> List[Dict]:
@@ -190,6 +201,79 @@ def echoes(turn_words: List[str], quote: str, min_score: float) -> bool:
                for n in range(max(1, len(q) - slack), len(q) + slack + 1) for i in range(len(units) - n + 1))
 
 
+def fit(q: List[str], window: List[str], prefix: bool) -> Tuple[int, int]:
+    """How well the quote ``q`` fits a run of units, as a key to minimise: the unit edits that
+    make the run the quote (units added, left out or replaced: Levenshtein), then minus the
+    quote's units kept in order (the longest common subsequence); with ``prefix``, the quote's
+    last unit may be a prefix of the run's last unit (the authors' rule)."""
+    from rapidfuzz.distance import LCSseq, Levenshtein
+
+    if prefix and window and window[-1] != q[-1] and window[-1].startswith(q[-1]):
+        window = window[:-1] + [q[-1]]
+    return Levenshtein.distance(q, window), -LCSseq.similarity(q, window)
+
+
+def runs(doc, q: List[str], edits: int):
+    """Every run of units of the pair's turns within ``edits`` unit edits of the quote ``q``, of at
+    least two units (one for a quote of one): (``fit`` key, start token, end token)."""
+    from spacy_paraphrase.llm.align import prefix_ok, span_units
+
+    prefix = prefix_ok(q)
+    for turn in doc.spans["turns"]:
+        units, owners = span_units(turn)
+        for m in range(max(min(2, len(q)), len(q) - edits), len(q) + edits + 1):
+            for i in range(len(units) - m + 1):
+                key = fit(q, units[i : i + m], prefix)
+                if key[0] <= edits:
+                    yield key, owners[i], owners[i + m - 1] + 1
+
+
+def unique_place(doc, quote: str, intended: Tuple[int, int]) -> bool:
+    """Whether the intended place is the quote's unique match in the pair: no run of units of
+    either turn, not overlapping the intended tokens and of at least two units (one for a quote of
+    one), that the quote fits at least as well as the intended run (``fit``: as few unit edits
+    and, with as many, as many of the quote's units kept); and the intended run keeps one of the
+    quote's units. "if way" for "if we" is unique when no other run of the pair
+    is "if X" or "X way"; "small busi" is not where "small business" and "small businesses" both
+    occur; "she the report" for "she sent the report" is, although "the report" occurs again."""
+    from spacy_paraphrase.llm.align import prefix_ok, span_units
+
+    q = text_units(quote)
+    want = fit(q, span_units(doc[intended[0] : intended[1]])[0], prefix_ok(q))
+    if want[1] == 0:
+        return False  # none of the quote's units is at the intended place: a quote of nothing there
+    return not any(key <= want and (end <= intended[0] or start >= intended[1])
+                   for key, start, end in runs(doc, q, want[0]))
+
+
+def unique_fit(doc, quote: str) -> Optional[Tuple[int, int]]:
+    """The place of a quote (of another pair) in this pair that ``unique_place`` would call its
+    unique match, or None: the runs one unit edit from it that keep one of its units and fit it
+    best (``fit``) all overlap one another (the first is returned). Such an invented quote looks,
+    to the pair, like one of the pair's own quotes with a word replaced."""
+    places = [(key, start, end) for key, start, end in runs(doc, text_units(quote), 1) if key[1] < 0]
+    if not places:
+        return None
+    best = min(key for key, _, _ in places)
+    spans = [(start, end) for key, start, end in places if key == best]
+    if any(e <= s2 or s >= e2 for s, e in spans for s2, e2 in spans):
+        return None
+    return spans[0]
+
+
+def keeps_rare_word(doc, quote: str, place: Tuple[int, int]) -> bool:
+    """Whether the quote's units that match the run at ``place`` (an optimal unit alignment) hold a
+    content word outside the frequent English words of ``llm/common_words.py`` (the aligner's
+    evidence of a place for a quote of one word)."""
+    from rapidfuzz.distance import Levenshtein
+
+    from spacy_paraphrase.llm.align import COMMON_WORDS, _content, span_units
+
+    q, w = text_units(quote), span_units(doc[place[0] : place[1]])[0]
+    kept = [q[k] for tag, a1, a2, _, _ in Levenshtein.opcodes(q, w) if tag == "equal" for k in range(a1, a2)]
+    return any(_content(u) and u not in COMMON_WORDS for u in kept)
+
+
 def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
     inter = max(0, min(a[1], b[1]) - max(a[0], b[0]))
     union = (a[1] - a[0]) + (b[1] - b[0]) - inter
@@ -204,7 +288,9 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
     pairs = read_pairs(path)
     results = {kind: {"n": 0, "ours_kept": 0, "ours_wrong_turn": 0, "ours_jaccard": 0.0, "authors_kept": 0,
                       "authors_jaccard": 0.0, "methods": defaultdict(int), "spans": 0.0,
-                      "ours_span_jaccard": 0.0} for kind in KINDS}
+                      "ours_span_jaccard": 0.0, "found": 0, "n_unique": 0, "found_unique": 0,
+                      "jaccard_unique": 0.0, "spans_unique": 0.0, "span_jaccard_unique": 0.0, "n_rare": 0,
+                      "found_rare": 0, "n_frequent": 0, "found_frequent": 0} for kind in KINDS}
     t0 = time.perf_counter()
     n_calls = in_both = in_pair = 0
     all_spans = [(p, s) for p in pairs for s in p["spans"]]
@@ -238,15 +324,29 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 status = locate_quote(doc, quote, stated, min_score=min_score)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
+                unique = unique_place(doc, quote, intended)
+                score = jaccard((status.start, status.end), intended) if status.kept else 0.0
                 if log is not None:
                     log.append({"kind": kind, "quote": quote, "stated": stated, "status": status.status,
                                 "method": status.method, "found": doc[status.start : status.end].text if status.kept
-                                else None, "intended": doc[intended[0] : intended[1]].text, "doc": doc.text})
+                                else None, "intended": doc[intended[0] : intended[1]].text, "unique": unique,
+                                "jaccard": score, "doc": doc.text})
+                res["found"] += int(score > 0)
+                res["n_unique"] += int(unique)
+                if unique and kind in REPLACED:
+                    rare = "rare" if keeps_rare_word(doc, quote, intended) else "frequent"
+                    res[f"n_{rare}"] += 1
+                    res[f"found_{rare}"] += int(score > 0)
+                res["spans_unique"] += int(unique) / per_span[kind]
+                if unique:
+                    res["found_unique"] += int(score > 0)
+                    res["jaccard_unique"] += score
+                    res["span_jaccard_unique"] += score / per_span[kind]
                 if status.kept:
                     res["ours_kept"] += 1
                     res["ours_wrong_turn"] += int(status.side_found != side)
-                    res["ours_jaccard"] += jaccard((status.start, status.end), intended)
-                    res["ours_span_jaccard"] += jaccard((status.start, status.end), intended) / per_span[kind]
+                    res["ours_jaccard"] += score
+                    res["ours_span_jaccard"] += score / per_span[kind]
                 stated_words = pair["words"][0 if stated == "first" else 1]
                 hit = exact_word_match(stated_words, quote)
                 if hit is not None:
@@ -276,10 +376,18 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 res["ours_kept"] += int(status.kept)
+                place = unique_fit(doc, quote)
+                fits_once = place is not None
+                res["n_unique"] += int(fits_once)
+                res["found_unique"] += int(fits_once and status.kept)
+                if fits_once:
+                    rare = "rare" if keeps_rare_word(doc, quote, place) else "frequent"
+                    res[f"n_{rare}"] += 1
+                    res[f"found_{rare}"] += int(status.kept)
                 if log is not None:
                     log.append({"kind": kind, "quote": quote, "stated": side, "status": status.status,
                                 "method": status.method, "found": doc[status.start : status.end].text if status.kept
-                                else None, "intended": None, "doc": doc.text})
+                                else None, "intended": None, "unique_fit": fits_once, "doc": doc.text})
                 res["authors_kept"] += int(exact_word_match(words, quote) is not None)
     elapsed = time.perf_counter() - t0
     table = {}
@@ -287,10 +395,18 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
         n = max(res["n"], 1)
         row = {"n": res["n"], "ours_aligned": res["ours_kept"] / n, "authors_aligned": res["authors_kept"] / n,
                "methods": dict(res["methods"])}
+        if kind in INVENTED:  # quotes of other pairs that fit one place of this pair, one unit edit away
+            row.update({"n_unique": res["n_unique"], "ours_aligned_unique": res["found_unique"]})
+        if kind in INVENTED + REPLACED:  # those unique ones by the words they keep
+            row.update({key: res[key] for key in ("n_rare", "found_rare", "n_frequent", "found_frequent")})
         if kind not in INVENTED:
             row["ours_wrong_turn"] = res["ours_wrong_turn"] / n
             row["ours_jaccard"] = res["ours_jaccard"] / n
             row["authors_jaccard"] = res["authors_jaccard"] / n
+            unique = max(res["n_unique"], 1)
+            row.update({"ours_found": res["found"] / n, "n_unique": res["n_unique"],
+                        "ours_found_unique": res["found_unique"] / unique,
+                        "ours_jaccard_unique": res["jaccard_unique"] / unique})
         table[kind] = row
     # wrong_turn_echo repeats some wrong_turn quotes: counted once in the mean
     made = [k for k in KINDS if k not in INVENTED + PARTS and k != "wrong_turn_echo"]
@@ -301,6 +417,9 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
         # short kinds were quoted at every place
         "ours_mean_jaccard_per_span": (sum(results[k]["ours_span_jaccard"] for k in made)
                                        / sum(results[k]["spans"] for k in made)),
+        "ours_mean_jaccard_per_span_unique": (sum(results[k]["span_jaccard_unique"] for k in made)
+                                              / sum(results[k]["spans_unique"] for k in made)),
+        "n_quotes_unique": sum(results[k]["n_unique"] for k in made),
         "authors_mean_jaccard": sum(results[k]["authors_jaccard"] for k in made) / total,
         "ours_not_in_text_aligned": table["not_in_text"]["ours_aligned"],
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
@@ -331,24 +450,64 @@ def markdown(result: Dict) -> str:
                  f"Not made: {s['n_wrong_turn_in_both']} wrong-turn quotes that the stated turn holds word for word "
                  f"too (aligned there, by design); {s['n_invented_in_text']} quotes of other pairs that this pair holds "
                  f"(word for word, or with a filler put in or a word left out).")
+    lines += ["", UNIQUE_DOC, "",
+              "| quote kind | n | unique (not unique) | found: all | found: unique | Jaccard: all | Jaccard: unique |",
+              "|---|---|---|---|---|---|---|"]
+    for kind, row in result["kinds"].items():
+        if kind in INVENTED:
+            continue
+        lines.append(f"| {kind} | {row['n']} | {row['n_unique']} ({row['n'] - row['n_unique']}) | "
+                     f"{row['ours_found']:.3f} | {row['ours_found_unique']:.3f} | {row['ours_jaccard']:.3f} | "
+                     f"{row['ours_jaccard_unique']:.3f} |")
+    lines += ["", f"Mean Jaccard, each span once per kind: all {s['ours_mean_jaccard_per_span']:.3f}, unique places "
+              f"{s['ours_mean_jaccard_per_span_unique']:.3f} ({s['n_quotes_unique']} of the {s['n_quotes']} made "
+              f"quotes).", "",
+              "What a unique place keeps: the replaced quotes with a unique place, and the quotes of other pairs "
+              "that have a place in this pair that would count as unique for a quote of this pair with one word "
+              "replaced (`unique_fit`), by whether the quote's units that match there hold a content word outside "
+              "the frequent English words of `llm/common_words.py`. Given a span: found (own quotes), placed "
+              "although invented (quotes of other pairs).", "",
+              "| quotes | with a unique place | keeps a rare word: given a span | keeps only frequent words: given "
+              "a span |", "|---|---|---|---|"]
+    for kind in REPLACED + INVENTED:
+        row = result["kinds"][kind]
+        lines.append(f"| {kind} | {row['n_unique']} of {row['n']} | {row['found_rare']} of {row['n_rare']} | "
+                     f"{row['found_frequent']} of {row['n_frequent']} |")
     return "\n".join(lines)
+
+
+UNIQUE_DOC = (
+    "**Unique place.** A made quote's intended place is its *unique match in the pair* when no run of "
+    "units of either turn (at least two units, one for a one-unit quote) that does not overlap the intended "
+    "words fits the quote at least as well: as few unit edits (units added, left out or replaced), and with "
+    "as many, as many of the quote's units kept in order; the last unit may be a prefix (the authors' rule). "
+    "A quote that keeps no unit of its intended place is not unique. So \"if way\" for \"if we\" is unique "
+    "when the pair has no other \"if X\" or \"X way\", \"small busi\" is not where \"small business\" "
+    "and \"small businesses\" both occur. Found: a span placed that overlaps the intended words. "
+    "No quote is dropped: the bars are read on the unique ones, the rates over all are given beside "
+    "them, with the counts.")
 
 
 def compare(before: Dict, now: Dict) -> str:
     """docs/llm.md's table: two runs of this benchmark (older code, same quotes), before -> now."""
-    lines = ["| quote kind | n | aligned (before → now) | span in the wrong turn (before → now) | "
-             "Jaccard (before → now) | authors' rule: Jaccard |", "|---|---|---|---|---|---|"]
+    lines = ["| quote kind | n (unique place) | aligned (before → now) | span in the wrong turn (before → now) | "
+             "Jaccard (before → now) | found, unique place (before → now) | authors' rule: Jaccard |",
+             "|---|---|---|---|---|---|---|"]
     for kind, row in now["kinds"].items():
         old = before["kinds"][kind]
 
         def pair(key):
-            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row else "—"
+            return f"{old[key]:.3f} → {row[key]:.3f}" if key in row and key in old else "—"
 
-        lines.append(f"| {kind} | {row['n']} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
-                     f"{pair('ours_jaccard')} | {row.get('authors_jaccard', float('nan')):.3f} |")
+        unique = f" ({row['n_unique']})" if "n_unique" in row else ""
+        lines.append(f"| {kind} | {row['n']}{unique} | {pair('ours_aligned')} | {pair('ours_wrong_turn')} | "
+                     f"{pair('ours_jaccard')} | {pair('ours_found_unique')} | "
+                     f"{row.get('authors_jaccard', float('nan')):.3f} |")
     b, s = before["summary"], now["summary"]
+    unique = (f" (unique places: {b['ours_mean_jaccard_per_span_unique']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span_unique']:.3f})" if "ours_mean_jaccard_per_span_unique" in b else "")
     lines += ["", f"Mean Jaccard (each span once per kind): {b['ours_mean_jaccard_per_span']:.3f} → "
-              f"{s['ours_mean_jaccard_per_span']:.3f}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
+              f"{s['ours_mean_jaccard_per_span']:.3f}{unique}; over all made quotes: {b['ours_mean_jaccard']:.3f} → "
               f"{s['ours_mean_jaccard']:.3f}; quotes in neither turn aligned: {b['ours_invented_aligned']} → "
               f"{s['ours_invented_aligned']} of {s['n_invented']}."]
     return "\n".join(lines)

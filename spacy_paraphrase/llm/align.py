@@ -14,11 +14,13 @@ turn in four steps and stops at the first that finds it:
    ``you have``, ``don't`` -> ``do not``; a token's ``norm_`` is used when
    spaCy's tokenizer split a contraction off, e.g. ``'ve`` -> ``have``);
    punctuation and whitespace are dropped. Score 100.
-3. ``short``: a quote of 2-4 units one edit from a run of the turn: one unit
-   added (a run of 2-3 units), one replaced (2-3 units) or one word left
-   out (a run one unit longer, or two for a contraction: "I been punished"
-   for "I haven't been punished"; such a fit matches every unit of the
-   quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
+3. ``short``: a quote of at most 4 words (2-3 words, one more when a word
+   was added) and 2-6 units one edit from a run of the turn: one unit added
+   (a run of 2-5 units: a 2-3-word phrase with contractions or hyphens has
+   more than 3, "it's a wand", "this I-35 stretch"), one replaced (2-5
+   units) or one word left out (a run one unit longer, or two for a
+   contraction: "I been punished" for "I haven't been punished"; such a fit
+   matches every unit of the quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
    "stepped": the same stem once -ing, -ed, -(e)s, -ly, -er and a final e
    are cut) is no replacement. The units that match are the evidence: two
    content words (a number, or >= 3 letters and not a stop word), or one
@@ -43,7 +45,8 @@ turn in four steps and stops at the first that finds it:
    it that score >=
    ``min_score``, one that starts with the quote's first unit and ends with
    its last wins (a word left out or changed inside must not cut an edge
-   word off).
+   word off), and of those, the one that holds more of the quote's units in
+   order ("You you did" is "You said you did", not "you did").
 
 In every step the quote's last unit may be a prefix of the turn's unit (the
 authors' rule for a word cut off mid-way: "the new sch" is "the new
@@ -61,8 +64,12 @@ match is accepted. Exact or normalized in its own turn: ``aligned`` there
 exact or normalized in the other turn: ``other_turn`` (the model filed it
 under the wrong speaker; a fuzzy echo of it in its own turn gets no span).
 Else a short fit (step 3) in its own turn: ``aligned``. Else the fuzzy
-matches of both turns: the better score wins (``other_turn`` when it is the
-other's); the same score in both is ``ambiguous``. A short fit only in the
+matches of both turns: the better one wins (``other_turn`` when it is the
+other's): fewer unit edits to the quote (units added, left out or
+replaced), then more of the quote's units in order, then the higher score
+("this has not filed" is the asked turn's "this individual has not filed",
+not the other's "they have not filed"); equally good in both is
+``ambiguous``. A short fit only in the
 other turn is not used (two errors at once).
 """
 import dataclasses
@@ -81,8 +88,11 @@ from .common_words import COMMON_WORDS
 # matchers of the alignment steps (align_quote / locate_quote below decide between
 # them and the turns) ------------------------------------------------------------
 
-# short: quotes of 2-3 units (one more when a unit was added)
+# short: quotes of 2-3 units (one more when a unit was added); step 3 takes quotes of at most 4 words
 SHORT_UNITS = (2, 3)
+# the turn's run a short quote (step 3) fits: 2-5 units, as a 2-3-word phrase with contractions or
+# hyphens has more than 3 ("it's a wand", "this I-35 stretch", "that's essentially laboratory-made")
+SHORT_RUN = (2, 5)
 
 _QUOTE_CHARS = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'", "`": "'",
@@ -141,7 +151,7 @@ def span_units(span: Span) -> Tuple[List[str], List[int]]:
 class Ambiguous(Exception):
     """Two equally good places; ``rank``: how good (``align._rank``), for the choice between the turns."""
 
-    def __init__(self, rank: Tuple[int, float] = (2, 100.0)):
+    def __init__(self, rank: Tuple[float, ...] = (2, 0, 0, 100.0)):
         super().__init__()
         self.rank = rank
 
@@ -251,12 +261,32 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
         if score == best[0]:
             s, e = owners[i], owners[j - 1] + 1
             if e <= b_start or s >= b_end:  # an equally good place elsewhere
-                raise Ambiguous((1, float(best[0])))
+                raise Ambiguous((1, *_fit(units[best[2] : best[3]], q_units, prefix), float(best[0])))
     # Of the windows over the best one, one that starts and ends with the quote's first
     # and last units wins: a dropped or changed word inside must not cut an edge word off.
+    # With the same edges, the window that holds more of the quote's units in order wins: "you you
+    # did" is "you said you did", not "you did" (whose "you" is the quote's second unit).
     near = [s for s in scored if s[2] < best[3] and s[3] > best[2]]
-    chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix), s[0], s[1]))
+    chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix),
+                                      _in_order(units[s[2] : s[3]], q_units), s[0], s[1]))
     return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
+
+
+def _fit(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> Tuple[int, int]:
+    """How well a run of units fits the quote, for the choice between the turns: minus the unit
+    edits (units added, left out or replaced) that make it the quote, then how many of the quote's
+    units it holds in order; a cut-off last unit counts as its whole word."""
+    from rapidfuzz.distance import Levenshtein
+
+    window = _window_text(window, q_units, prefix).split(" ")
+    return -Levenshtein.distance(window, list(q_units)), _in_order(window, q_units)
+
+
+def _in_order(window: Sequence[str], q_units: Sequence[str]) -> int:
+    """How many of the quote's units the window holds in order (longest common subsequence)."""
+    from rapidfuzz.distance import LCSseq
+
+    return LCSseq.similarity(list(window), list(q_units))
 
 
 def _content(unit: str) -> bool:
@@ -320,8 +350,8 @@ def _one_word(doc, a: int, b: int) -> bool:
 
 
 def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, int, int, float]]:
-    """Every place in ``turns`` where a 2-4-unit quote is one edit from a run
-    of 2-3 units (``align.py``'s module doc, step 3): (span, quote units
+    """Every place in ``turns`` where a quote of 2-6 units is one edit from a run
+    of 2-5 units (``align.py``'s module doc, step 3): (span, quote units
     matched, penalty, score). Penalty 1: the quote's unit that does not match
     read as replacing the turn's unit although it is a ``filler`` (more likely
     put in: "just", "actually"), or as put in although it is not (more likely
@@ -329,11 +359,11 @@ def short_fits(turns: Sequence[Span], q_units: List[str]) -> List[Tuple[Span, in
     from rapidfuzz import fuzz
 
     n = len(q_units)
-    if not SHORT_UNITS[0] <= n <= SHORT_UNITS[1] + 1:
+    if not SHORT_UNITS[0] <= n <= SHORT_RUN[1] + 1:
         return []
     prefix = prefix_ok(q_units) and len(q_units[-1]) >= 3
     found: List[Tuple[Span, int, int, float]] = []
-    lengths = sorted({n - 1, n} & set(range(SHORT_UNITS[0], SHORT_UNITS[1] + 1)))
+    lengths = sorted({n - 1, n} & set(range(SHORT_RUN[0], SHORT_RUN[1] + 1)))
     for turn in turns:
         units, owners = span_units(turn)
         for length in lengths + [n + 1, n + 2]:
@@ -410,9 +440,14 @@ def _check(turn: Span, quote: str, min_score: float) -> None:
         raise ValueError(f"min_score must be in [0, 100], got {min_score!r}")
 
 
-def _rank(found: QuoteAlignment) -> Tuple[int, float]:
-    """How good a match is: exact and normalized (2, 100) beat any fuzzy (1, score)."""
-    return (2, 100.0) if found.method in ("exact", "normalized") else (1, found.score)
+def _rank(found: QuoteAlignment, q_units: Sequence[str]) -> Tuple[float, ...]:
+    """How good a match is: exact and normalized beat any fuzzy one; of two fuzzy ones, the one
+    with fewer unit edits to the quote, then more of its units in order (``_fit``), then the
+    higher score: "this has not filed" is "this individual has not filed" (one unit left out),
+    not "they have not filed" (two replaced) although that scores higher."""
+    if found.method in ("exact", "normalized"):
+        return (2, 0, 0, 100.0)
+    return (1, *_fit(span_units(found.span)[0], q_units, prefix_ok(q_units)), found.score)
 
 
 def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[QuoteAlignment]:
@@ -438,6 +473,8 @@ def _align(turn: Span, quote: str, min_score: float, fuzzy: bool) -> Optional[Qu
 def _uniqueshort_fits(turns: Sequence[Span], quote: str) -> Optional[QuoteAlignment]:
     """Step 3: the one place in ``turns`` where a short quote fits with one
     edit (of the fits that match the most quote units), else None."""
+    if sum(1 for word in quote.split() if text_units(word)) > SHORT_UNITS[1] + 1:
+        return None  # not a quote of 2-3 words (one more when a word was added)
     places = short_fits(turns, text_units(quote))
     if not places:
         return None
@@ -561,7 +598,7 @@ def locate_quote(
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err
-    ranks = {name: None if r is None else r.rank if isinstance(r, Ambiguous) else _rank(r)
+    ranks = {name: None if r is None else r.rank if isinstance(r, Ambiguous) else _rank(r, q_units)
              for name, r in fuzzy_found.items()}
     if ranks[side] is None and ranks[other] is None:
         return QuoteStatus(quote, side, NOT_FOUND)

@@ -22,7 +22,11 @@ def test_alignment_on_contextdep_dev():
     assert kinds["dropped_second"]["ours_jaccard"] >= 0.99
     assert summary["ours_mean_jaccard_per_span"] >= 0.97
     assert summary["ours_invented_aligned"] == 0  # quotes of other pairs: placed nowhere
-    assert "short_replaced" in markdown(result)
+    # short quotes with a word added, where the intended place is the unique match in the pair
+    assert kinds["short_added"]["ours_found_unique"] >= 0.85
+    assert kinds["short_added"]["n_unique"] < kinds["short_added"]["n"]  # ambiguous ones exist, and are counted
+    assert summary["ours_mean_jaccard_per_span_unique"] >= summary["ours_mean_jaccard_per_span"]
+    assert "short_replaced" in markdown(result) and "Unique place" in markdown(result)
 
 
 def test_invented_quote_held_by_the_pair_is_not_counted():
@@ -38,3 +42,28 @@ def test_invented_quote_held_by_the_pair_is_not_counted():
     assert in_text(units, ["the", "budget"])  # two units, "school" left out
     assert not in_text(units, ["really", "budget"])  # two units: no filler is taken out of them
     assert not in_text(units, ["cut", "taxes", "the", "school"])  # not a filler
+
+
+def test_unique_place_of_a_changed_quote():
+    """Fast: a made quote's intended place is unique when no other run of the pair fits the quote as
+    well (as few unit edits, then as many of its units kept); the bars are read on those."""
+    import spacy
+
+    from benchmarks.run_llm_alignment import unique_fit, unique_place
+    from spacy_paraphrase import make_pair_doc
+
+    doc = make_pair_doc(spacy.blank("en"), "if we go , the small business wins".split(),
+                        "if they stay , small businesses lose".split())
+    # "if way" for "if we" (tokens 0-2): the host's "if they" fits it as well
+    assert not unique_place(doc, "if way", (0, 2))
+    # "the small way" for "the small business": no other "the small X" / "X small way"
+    assert unique_place(doc, "the small way", (4, 7))
+    # a cut-off last word that fits "small business" and "small businesses"
+    assert not unique_place(doc, "small busi", (5, 7))
+    # "if go" for "if we go": "if they" is one edit from it too, but keeps one of its units, not two
+    assert unique_place(doc, "if go", (0, 3))
+    # a quote that keeps nothing of its place is no quote of it
+    assert not unique_place(doc, "big time", (0, 2))
+    # a quote of another pair: one best one-edit place here ("they stay"), or two ("if we", "if they")
+    assert unique_fit(doc, "they left") is not None
+    assert unique_fit(doc, "if so") is None

@@ -266,3 +266,52 @@ def test_a_left_out_contraction_keeps_the_first_word(nlp, words):
     doc = make_pair_doc(nlp, first.split(), second.split()) if words else make_pair_doc(nlp, first, second)
     status = locate_quote(doc, "I been punished.", "first")
     assert status.status == "aligned" and doc[status.start : status.end].text.startswith("I haven")
+
+
+# Misses of the alignment benchmark's unique places (quotes shaped like the dev/train ones).
+METRO = ("You said you did a number of metro areas. We looked at 12 metro areas and it was just a gentle damage.",
+         "So you did a number of them, twelve.")
+
+
+@pytest.mark.parametrize("quote,expected", [
+    # a dropped second word: the window that holds every quote unit in order wins over the one
+    # that only starts with the quote's first word ("you did ..." also starts with "you")
+    ("You you did a number of metro areas.", "You said you did a number of metro areas"),
+    # five words, a word left out: the fuzzy step's, not read as "We" put in before "at 12 metro areas"
+    ("We at 12 metro areas", "We looked at 12 metro areas"),
+])
+def test_dropped_word_keeps_the_edge_word(nlp, quote, expected):
+    doc, _, _ = pair(nlp, *METRO)
+    status = locate_quote(doc, quote, "first")
+    assert status.status == "aligned" and doc[status.start : status.end].text == expected
+
+
+COMPLAINT = ("Yes, and this individual has not filed a formal complaint, as far as we know.",
+             "So they have not filed a formal complaint yet.")
+
+
+def test_fewer_unit_edits_beat_a_higher_score_in_the_other_turn(nlp):
+    # "this has not filed ..." is the guest's run with one word left out; the host's "they have
+    # not filed ..." scores higher by characters but changes two words
+    doc, first, _ = pair(nlp, *COMPLAINT)
+    status = locate_quote(doc, "this has not filed a formal complaint,", "first")
+    assert (status.status, status.method) == ("aligned", "fuzzy")
+    assert doc[status.start : status.end].text == "this individual has not filed a formal complaint"
+
+
+WAND = ("It's a wand, he said, and the crowd on this I-35 stretch went quiet; he's notoriously hands-on and cheap.",
+        "A wand?")
+
+
+@pytest.mark.parametrize("quote,expected", [
+    ("actually It's a wand,", "It's a wand"),  # 3 words, 4 units ("it is"), a filler put in
+    ("It's thing wand,", "It's a wand"),  # ... a word replaced
+    ("new I-35 stretch", "this I-35 stretch"),  # a hyphenated word: 4 units
+    ("also this I-35 stretch", "this I-35 stretch"),  # the filler at the edge is not "on"
+    ("he's hands-on and", "he's notoriously hands-on and"),  # 3 words, 5 units, a word left out
+])
+def test_short_quote_with_a_contraction_or_hyphen(nlp, quote, expected):
+    doc, _, _ = pair(nlp, *WAND)
+    status = locate_quote(doc, quote, "first")
+    assert (status.status, status.method) == ("aligned", "short")
+    assert doc[status.start : status.end].text == expected
