@@ -59,11 +59,13 @@ def test_the_vocab_is_loaded_again_after_reload_pairs_with_the_same_records(anno
 def test_a_component_that_keeps_the_old_vocab_gets_the_whole_pipeline_loaded_again(annotate_model):
     annotator = PairAnnotator(annotate_model, batch_size=2, reload_pairs=4)
     steady = PairAnnotator(annotate_model, batch_size=2, reload_pairs=0)
-    first_nlp = annotator.nlp
-    first_nlp.get_pipe("paraphrase_spans").kept_vocab = first_nlp.vocab  # under a name the renewal does not know
+    annotator.nlp.get_pipe("paraphrase_spans").kept_vocab = annotator.nlp.vocab  # a name the renewal does not know
+    first_nlp = weakref.ref(annotator.nlp)
     batches = [rows([f"w{k}", "v"], n=3) for k in range(3)]
     got = [annotator.annotate(batch) for batch in batches]
-    assert annotator.nlp is not first_nlp  # the old vocab would have stayed: loaded whole instead
+    assert annotator.nlp is not first_nlp()  # the old vocab would have stayed: loaded whole instead ...
+    gc.collect()
+    assert first_nlp() is None  # ... and the old pipeline is gone, not kept beside the new one
     assert got == [steady.annotate(batch) for batch in batches]
 
 
