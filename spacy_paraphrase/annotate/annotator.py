@@ -90,9 +90,9 @@ class PairAnnotator:
         directory, in place of the ones the run has filled: the components
         and their weights stay. Loading the whole pipeline again (the weights
         read, unpacked and copied into a new model) takes a few times the
-        weights' size for a moment (with MiniLM about 450 MiB over a steady
-        650, the peak of the whole run); the vocab and the tokenizer alone
-        take a few MB. Should anything still hold the old vocab afterwards, the
+        weights' size for a moment, although the old pipeline is freed first
+        (with MiniLM a peak of about 1,000 MiB over a steady 650); the vocab
+        and the tokenizer alone take a few MB. Should anything still hold the old vocab afterwards, the
         whole pipeline is loaded again, so that the old tables are freed either
         way (docs/annotate.md, "Memory over a long run")."""
         nlp = self.nlp
