@@ -3,6 +3,7 @@ annotate records: the piece both engines (local and Ray) run per batch."""
 import contextlib
 import gc
 import re
+import sys
 from typing import Any, Dict, Iterator, List, Mapping, Optional
 
 from spacy.language import Language
@@ -84,6 +85,33 @@ class PairAnnotator:
         self.warm = False
         self.pairs_since_load = 0
 
+    def _renew_vocab(self) -> None:
+        """The vocab and the tokenizer loaded again from the pipeline's
+        directory, in place of the ones the run has filled: the components
+        and their weights stay. Loading the whole pipeline again (the weights
+        read, unpacked and copied into a new model) takes a few times the
+        weights' size for a moment, although the old pipeline is freed first
+        (with MiniLM a peak of about 1,000 MiB over a steady 650); the vocab
+        and the tokenizer alone take a few MB. Should anything still hold the old vocab afterwards, the
+        whole pipeline is loaded again, so that the old tables are freed either
+        way (docs/annotate.md, "Memory over a long run")."""
+        nlp = self.nlp
+        old = nlp.vocab  # (a Vocab takes no weak reference)
+        fresh = load_pipeline(self.model, self.gpu_id, exclude=nlp.component_names)
+        nlp.vocab, nlp.tokenizer = fresh.vocab, fresh.tokenizer
+        for _, pipe in nlp.components:
+            if hasattr(pipe, "vocab"):
+                pipe.vocab = fresh.vocab
+        del fresh, nlp
+        gc.collect()
+        held = sys.getrefcount(old) > 2  # more than ``old`` and the call's argument
+        del old
+        if held:
+            self._load()
+            return
+        self.warm = False
+        self.pairs_since_load = 0
+
     @contextlib.contextmanager
     def memory_zone(self) -> Iterator[None]:
         """Where a run processes its pairs: the first block warms spaCy's
@@ -92,13 +120,13 @@ class PairAnnotator:
         ``nlp.memory_zone()``, whose new strings and lexemes are freed when
         it ends, so the vocab does not grow with the corpus; after each block
         the heap's free pages go back to the system (``heap.trim_heap``). A
-        block that starts after ``reload_pairs`` pairs loads the pipeline
-        again first: the vocab's hash tables keep the slots of freed strings
-        (they only ever double), about 1 KB per pair that a reload gives back
-        (docs/annotate.md, "Memory over a long run"). No Doc made inside may
-        be used after the block."""
+        block that starts after ``reload_pairs`` pairs loads the vocab and the
+        tokenizer again first (``_renew_vocab``): the vocab's hash tables keep
+        the slots of freed strings (they only ever double), about 1 KB per
+        pair that a reload gives back (docs/annotate.md, "Memory over a long
+        run"). No Doc made inside may be used after the block."""
         if self.reload_pairs and self.pairs_since_load >= self.reload_pairs:
-            self._load()
+            self._renew_vocab()
         if not self.warm:
             self.warm = True
             yield

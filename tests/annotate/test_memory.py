@@ -1,10 +1,12 @@
 """What annotate keeps per pair (docs/annotate.md, "Memory over a long run"):
-each zone of pairs frees the words it added to the vocab, and the pipeline is
-loaded again every ``reload_pairs`` pairs with the same records. Resident
+each zone of pairs frees the words it added to the vocab, and the vocab and the
+tokenizer are loaded again every ``reload_pairs`` pairs with the same records. Resident
 memory over a long run: benchmarks.run_annotate_memory (and the slow test
 below)."""
+import gc
 import os
 import sys
+import weakref
 
 import pytest
 
@@ -35,15 +37,36 @@ def test_a_zone_frees_the_words_it_added_and_the_records_stay_the_same(annotate_
     assert fresh.annotate(new) == records  # the same records inside a zone as outside one
 
 
-def test_the_pipeline_is_loaded_again_after_reload_pairs_with_the_same_records(annotate_model):
+def test_the_vocab_is_loaded_again_after_reload_pairs_with_the_same_records(annotate_model):
     annotator = PairAnnotator(annotate_model, batch_size=2, reload_pairs=4)
     steady = PairAnnotator(annotate_model, batch_size=2, reload_pairs=0)
-    first_nlp = annotator.nlp
+    nlp, old_ids = annotator.nlp, (id(annotator.nlp.vocab), id(annotator.nlp.tokenizer))
+    # a Vocab takes no weak reference (and a strong one would keep it): its Lookups, which only it holds, does
+    old_vocab_lookups = weakref.ref(nlp.vocab.lookups)
+    weights = [pipe.model for _, pipe in nlp.pipeline]
     batches = [rows([f"w{k}", "v"], n=3) for k in range(4)]
     got = [annotator.annotate(batch) for batch in batches]
-    assert annotator.nlp is not first_nlp  # 3 + 3 pairs > 4: loaded again
+    assert (id(annotator.nlp.vocab), id(annotator.nlp.tokenizer)) != old_ids  # 3 + 3 pairs > 4: loaded again
+    assert all(pipe.vocab is annotator.nlp.vocab for _, pipe in annotator.nlp.pipeline)
+    # the weights are not loaded again (a full load costs a few times their size for a moment) ...
+    assert annotator.nlp is nlp and [pipe.model for _, pipe in nlp.pipeline] == weights
+    # ... and nothing holds the old vocab (its hash tables are freed)
+    gc.collect()
+    assert old_vocab_lookups() is None
     assert got == [steady.annotate(batch) for batch in batches]
 
+
+def test_a_component_that_keeps_the_old_vocab_gets_the_whole_pipeline_loaded_again(annotate_model):
+    annotator = PairAnnotator(annotate_model, batch_size=2, reload_pairs=4)
+    steady = PairAnnotator(annotate_model, batch_size=2, reload_pairs=0)
+    annotator.nlp.get_pipe("paraphrase_spans").kept_vocab = annotator.nlp.vocab  # a name the renewal does not know
+    first_nlp = weakref.ref(annotator.nlp)
+    batches = [rows([f"w{k}", "v"], n=3) for k in range(3)]
+    got = [annotator.annotate(batch) for batch in batches]
+    assert annotator.nlp is not first_nlp()  # the old vocab would have stayed: loaded whole instead ...
+    gc.collect()
+    assert first_nlp() is None  # ... and the old pipeline is gone, not kept beside the new one
+    assert got == [steady.annotate(batch) for batch in batches]
 
 
 def test_the_annotator_bounds_native_memory_for_itself_and_its_workers(annotate_model, monkeypatch):
