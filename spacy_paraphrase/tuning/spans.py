@@ -156,8 +156,7 @@ def tune(
     chosen = as_readout(readout)
     for key in KEYS:
         objective = objectives.get(key) or default_objective(name, key)[1]
-        results = sweep(examples, chosen, name, key, values, scorer)
-        chosen = chosen.replace(**{key: max(results, key=objective)["value"]})
+        chosen = _search_step(examples, chosen, name, key, values, objective, scorer)
     keys: Tuple[str, ...] = KEYS
     if decoding:
         chosen = chosen.replace(**tune_decoding(examples, chosen, name, values, objectives, scorer))
@@ -192,15 +191,26 @@ def tune_decoding(
     order.insert(1, ("highlight_threshold", tuple(values)))
     for key, candidates in order:
         objective = objectives.get(key) or shaped_jaccard(name)
-        current = getattr(chosen, key)
-        if current not in candidates:
-            candidates = (current,) + tuple(candidates)
-        results = sweep(examples, chosen, name, key, candidates, scorer)
-        best = max(results, key=objective)
-        stay = next(r for r in results if r["value"] == current)
-        if objective(best) > objective(stay) + min_gain:
-            chosen = chosen.replace(**{key: best["value"]})
+        chosen = _search_step(examples, chosen, name, key, candidates, objective, scorer, min_gain)
     return {key: getattr(chosen, key) for key in ("highlight_threshold",) + tuple(DECODING_VALUES)}
+
+
+def _search_step(examples: Sequence[Example], chosen, name: str, key: str, candidates: Sequence,
+                 objective: Callable[[Dict], float], scorer: Optional[Scorer], min_gain: Optional[float] = None):
+    """One coordinate of a search: ``key`` swept over ``candidates``, the
+    readout moved to the best value (the first best wins ties). With
+    ``min_gain``, the current value is tried too and left only for a gain of
+    more than ``min_gain``."""
+    current = getattr(chosen, key)
+    if min_gain is not None and current not in candidates:
+        candidates = (current,) + tuple(candidates)
+    results = sweep(examples, chosen, name, key, candidates, scorer)
+    best = max(results, key=objective)
+    if min_gain is not None:
+        stay = next(r for r in results if r["value"] == current)
+        if objective(best) <= objective(stay) + min_gain:
+            return chosen
+    return chosen.replace(**{key: best["value"]})
 
 
 def fit_share_map(
