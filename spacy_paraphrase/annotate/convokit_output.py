@@ -20,7 +20,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 from ..dialogs.fields import json_type
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import read_lines
+from .record_format import convokit_errors, convokit_records, read_lines
 from .resume import checkpoint_path
 from .input_pairs import SourceOptions
 
@@ -57,10 +57,6 @@ def output_keys(prefix: str, with_probs: bool) -> Tuple[Dict[str, str], Dict[str
     """(utterance keys, conversation keys) -> ConvoKit type, with the prefix."""
     utterance = dict(UTTERANCE_KEYS, **(PROB_KEYS if with_probs else {}))
     return ({prefix + k: v for k, v in utterance.items()}, {prefix + k: v for k, v in CONVERSATION_KEYS.items()})
-
-
-def records_path(output_dir, prefix: str) -> Path:
-    return Path(output_dir) / f"{prefix}annotate.records.jsonl"
 
 
 def _load_json(path: Path, default: Any) -> Any:
@@ -140,7 +136,7 @@ def check_paths(corpus: Path, output: Path, prefix: str) -> None:
     out, src = output.resolve(), corpus.resolve()
     if out == src or src in out.parents:
         raise ConvoKitOutputError(f"The output directory {output} must be outside the corpus {corpus}.")
-    ours = checkpoint_path(records_path(output, prefix)).exists()
+    ours = checkpoint_path(convokit_records(output, prefix)).exists()
     if output.exists() and (not output.is_dir() or any(output.iterdir())) and not ours:
         raise ConvoKitOutputError(
             f"{output} exists and is not an annotate output of this corpus; choose a new directory."
@@ -180,8 +176,8 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     check_no_clash(corpus, meta_prefix, with_probs)
     if overwrite:
         remove_merged(output)
-    records = records_path(output, meta_prefix)
-    errors = Path(errors) if errors is not None else output / f"{meta_prefix}annotate.errors.jsonl"
+    records = convokit_records(output, meta_prefix)
+    errors = Path(errors) if errors is not None else convokit_errors(records)
     # The run's checkpoint is the first file in the directory, so that from
     # then on check_paths knows it as this run's; the corpus is copied after.
     summary = run_local(model, corpus, records, source=source, errors=errors, overwrite=overwrite,

@@ -35,8 +35,10 @@ from ..pair_doc import get_turns, turn_text_problem
 from ..words import word_bounds, word_values
 
 SIDES = ("first", "second")
-# The records file of a ConvoKit output (``--output-format convokit``), by its prefix.
-CONVOKIT_RECORDS = "*annotate.records.jsonl"
+# The records and errors files of a ConvoKit output (``--output-format convokit``),
+# each name after the run's meta prefix (``sp_`` by default).
+CONVOKIT_RECORDS = "annotate.records.jsonl"
+CONVOKIT_ERRORS = "annotate.errors.jsonl"
 
 
 class RecordsError(ValueError):
@@ -292,6 +294,16 @@ def dumps(record: Mapping[str, Any]) -> bytes:
         return (json.dumps(record, ensure_ascii=True) + "\n").encode("ascii")
 
 
+def convokit_records(directory, prefix: str) -> Path:
+    """The records file of a ConvoKit output directory written with ``prefix``."""
+    return Path(directory) / f"{prefix}{CONVOKIT_RECORDS}"
+
+
+def convokit_errors(records: Path) -> Path:
+    """The errors file written beside a ConvoKit output's records file."""
+    return records.with_name(records.name[: -len(CONVOKIT_RECORDS)] + CONVOKIT_ERRORS)
+
+
 def part_files(directory) -> List[Path]:
     """The record files of an ``annotate --engine ray`` OUTPUT directory: its
     ``*.jsonl`` files, sorted by name."""
@@ -310,10 +322,10 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
     if not path.is_dir():
         raise RecordsError(f"{path}: no such file or directory")
     if (path / "utterances.jsonl").is_file():
-        found = sorted(path.glob(CONVOKIT_RECORDS))
+        found = sorted(path.glob(f"*{CONVOKIT_RECORDS}"))
         if not found:
             raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
-                               f"({CONVOKIT_RECORDS}): annotate it with --output-format convokit")
+                               f"(*{CONVOKIT_RECORDS}): annotate it with --output-format convokit")
         return found, found[0], path
     files = part_files(path)
     if not files:

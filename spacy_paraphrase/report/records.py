@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import RecordsError, output_files, read_lines
+from ..annotate.record_format import CONVOKIT_RECORDS, RecordsError, convokit_errors, output_files, read_lines
 from ..annotate.resume import checkpoint_path, default_errors_path
 
 THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
@@ -61,9 +61,7 @@ def shown(path: str) -> str:
 
 
 def _error_counts(output: Path) -> Tuple[int, int]:
-    errors = default_errors_path(output)
-    if output.name.endswith("annotate.records.jsonl"):  # ConvoKit output: PREFIXannotate.errors.jsonl
-        errors = output.with_name(output.name[: -len("records.jsonl")] + "errors.jsonl")
+    errors = convokit_errors(output) if output.name.endswith(CONVOKIT_RECORDS) else default_errors_path(output)
     skipped = malformed = 0
     if errors.is_file():
         with errors.open(encoding="utf-8") as lines:
