@@ -35,7 +35,7 @@ For each kind: how often the quote gives a span, how often that span is in
 the wrong turn (for ``wrong_turn*``: in the stated one), the mean word-level
 Jaccard with the intended span (0 when nothing is aligned; for
 ``not_in_text*`` the share aligned anywhere is the error rate), for
-``locate_quote`` (default settings: other turn used) and for the authors'
+``locate_quote`` (default settings: other turn used, ``--short-evidence``) and for the authors'
 rule (``exact_word_match`` in the stated turn).
 
 Unique places (``unique_place``; the definition is printed with the results,
@@ -53,6 +53,10 @@ whether the words they keep there hold a rare word (``keeps_rare_word``).
         -o benchmarks/results/llm_alignment.json
     python -m benchmarks.run_llm_alignment ../shared/data/contextdep/train.tsv \
         -o benchmarks/results/llm_alignment_train.json
+
+``--short-evidence strict`` runs ``locate_quote`` with the other setting (the
+``*_strict`` results); ``RESULT.json --bars MORE.json ...`` prints the issue's
+bars, one row per result (docs/llm.md).
 
 ``--log FILE`` writes every quote and what was found (JSONL). docs/llm.md's
 before -> now table: this benchmark run on older code (a checkout of the
@@ -73,7 +77,9 @@ from typing import Dict, List, Optional, Tuple
 import spacy
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.llm.align import DEFAULT_MIN_SCORE, exact_word_match, locate_quote, text_units
+from spacy_paraphrase.llm.align import (
+    DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, SHORT_EVIDENCE, exact_word_match, locate_quote, text_units,
+)
 
 FILLERS = ["really", "just", "actually", "very", "also"]
 CONTRACTIONS = [("you've", "you have"), ("don't", "do not"), ("it's", "it is"), ("i'm", "i am"),
@@ -281,7 +287,7 @@ def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
 
 
 def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windows: int = 2,
-        log: Optional[List[Dict]] = None) -> Dict:
+        log: Optional[List[Dict]] = None, short_evidence: str = DEFAULT_SHORT_EVIDENCE) -> Dict:
     """The table; ``log`` (a list) receives one row per quote (kind, quote, turns, what was found)."""
     rng = random.Random(seed)
     nlp = spacy.blank("en")
@@ -321,7 +327,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 res = results[kind]
                 res["n"] += 1
                 res["spans"] += 1 / per_span[kind]
-                status = locate_quote(doc, quote, stated, min_score=min_score)
+                status = locate_quote(doc, quote, stated, min_score=min_score, short_evidence=short_evidence)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 unique = unique_place(doc, quote, intended)
@@ -372,7 +378,7 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                     continue
                 res = results[kind]
                 res["n"] += 1
-                status = locate_quote(doc, quote, side, min_score=min_score)
+                status = locate_quote(doc, quote, side, min_score=min_score, short_evidence=short_evidence)
                 n_calls += 1
                 res["methods"][status.status if status.status != "aligned" else status.method] += 1
                 res["ours_kept"] += int(status.kept)
@@ -425,14 +431,20 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
         "authors_not_in_text_aligned": table["not_in_text"]["authors_aligned"],
         "ours_invented_aligned": sum(results[k]["ours_kept"] for k in INVENTED),
         "n_invented": sum(results[k]["n"] for k in INVENTED),
+        # of them placed: those with a place here one unit edit away (unique_fit), which the text cannot tell
+        # from one of this pair's quotes with a word replaced
+        "ours_invented_aligned_unique_fit": sum(results[k]["found_unique"] for k in INVENTED),
+        "n_invented_unique_fit": sum(results[k]["n_unique"] for k in INVENTED),
         "n_wrong_turn_in_both": in_both, "n_invented_in_text": in_pair, "n_quotes": total, "n_pairs": len(pairs), "ms_per_quote": 1000 * elapsed / max(n_calls, 1),
     }
-    return {"data": path.name, "seed": seed, "min_score": min_score, "short_windows": n_windows, "summary": summary,
+    return {"data": path.name, "seed": seed, "min_score": min_score, "short_evidence": short_evidence,
+            "short_windows": n_windows, "summary": summary,
             "kinds": table}
 
 
 def markdown(result: Dict) -> str:
-    lines = ["| quote kind | n | ours: aligned | ours: in the wrong turn | ours: Jaccard | authors' rule: aligned | "
+    lines = [f"`locate_quote` with `short_evidence = \"{result.get('short_evidence', 'strict')}\"`, "
+             f"`min_score = {result['min_score']:g}`; {result['data']}, seed {result['seed']}.", "","| quote kind | n | ours: aligned | ours: in the wrong turn | ours: Jaccard | authors' rule: aligned | "
              "authors' rule: Jaccard | our methods |",
              "|---|---|---|---|---|---|---|---|"]
     for kind, row in result["kinds"].items():
@@ -513,10 +525,35 @@ def compare(before: Dict, now: Dict) -> str:
     return "\n".join(lines)
 
 
+def bars(results: List[Dict]) -> str:
+    """The issue's bars, one row per result (a split and a ``short_evidence``): each cell all / unique place."""
+    lines = ["| data | short evidence | quotes of other pairs placed (of them with a one-edit place) | wrong-turn "
+             "quotes: span in the stated turn | cut-off last word: Jaccard | dropped second word: Jaccard | 2-3 words + 1 "
+             "added: found | 2-3 words, 1 replaced: found | mean Jaccard |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in results:
+        k, s = r["kinds"], r["summary"]
+
+        def two(kind, key):
+            return f"{k[kind][key]:.3f} / {k[kind][key + '_unique']:.3f}"
+
+        wrong = {x: f"{k[x]['ours_wrong_turn'] * k[x]['n']:.0f} of {k[x]['n']}" for x in ("wrong_turn", "wrong_turn_echo")}
+        lines.append(
+            f"| {r['data']} | {r.get('short_evidence', 'strict')} | {s['ours_invented_aligned']} of {s['n_invented']} "
+            f"({s.get('ours_invented_aligned_unique_fit', '?')} of {s.get('n_invented_unique_fit', '?')}) | "
+            f"{wrong['wrong_turn']} (echoes {wrong['wrong_turn_echo']}) | {two('truncated_last', 'ours_jaccard')} | "
+            f"{two('dropped_second', 'ours_jaccard')} | {two('short_added', 'ours_found')} | "
+            f"{two('short_replaced', 'ours_found')} | {s['ours_mean_jaccard_per_span']:.3f} / "
+            f"{s['ours_mean_jaccard_per_span_unique']:.3f} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("data", type=Path, help="a ContextDeP .tsv, or with --before: this benchmark's JSON result")
     parser.add_argument("--before", type=Path, help="a result of older code: print the before -> now table")
+    parser.add_argument("--bars", type=Path, nargs="*", help="more results (JSON): print the bars table of DATA and these")
+    parser.add_argument("--short-evidence", choices=SHORT_EVIDENCE, default=DEFAULT_SHORT_EVIDENCE,
+                        help="what a short quote's matching words must be (align.py)")
     parser.add_argument("-o", "--output", type=Path)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
@@ -526,8 +563,11 @@ def main() -> None:
     if args.before:
         print(compare(json.loads(args.before.read_text()), json.loads(args.data.read_text())))
         return
+    if args.bars is not None:
+        print(bars([json.loads(path.read_text()) for path in [args.data, *args.bars]]))
+        return
     log: Optional[List[Dict]] = [] if args.log else None
-    result = run(args.data, args.seed, args.min_score, args.short_windows, log)
+    result = run(args.data, args.seed, args.min_score, args.short_windows, log, args.short_evidence)
     if args.log:
         args.log.write_text("".join(json.dumps(row) + "\n" for row in log))
     print(markdown(result))

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from spacy_llm.registry import registry
 
-from .align import DEFAULT_MIN_SCORE
+from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE
 from .client import OpenAICompatibleModel
 from .replay import ReplayModel
 from .task import DEFAULT_REASKS, QUESTION, ContextDePTask, default_examples_path, default_template
@@ -22,6 +22,7 @@ def make_contextdep_task(
     question: str = QUESTION,
     min_score: float = DEFAULT_MIN_SCORE,
     use_other_turn: bool = True,
+    short_evidence: str = DEFAULT_SHORT_EVIDENCE,
     reask_unparsed: int = DEFAULT_REASKS,
     spans_key: str = "paraphrase",
     cats_key: str = "PARAPHRASE",
@@ -43,7 +44,8 @@ def make_contextdep_task(
     return ContextDePTask(
         template=template if template is not None else default_template(),
         examples=loaded, n_samples=n_samples, temperature=temperature, speaker_labels=speaker_labels,
-        question=question, min_score=min_score, use_other_turn=use_other_turn, reask_unparsed=reask_unparsed,
+        question=question, min_score=min_score, use_other_turn=use_other_turn, short_evidence=short_evidence,
+        reask_unparsed=reask_unparsed,
         spans_key=spans_key, cats_key=cats_key, threshold=threshold, highlight_threshold=highlight_threshold,
         highlight_scale=highlight_scale, scorer_name=scorer_name,
     )

@@ -38,7 +38,7 @@ from spacy.training import Example
 
 from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
-from .align import DEFAULT_MIN_SCORE, locate_quote
+from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, SHORT_EVIDENCE, locate_quote
 from .parser import parse_answer
 from .readout import VoteReadout, llm_details, llm_key, score_paraphrase_llm
 
@@ -149,6 +149,7 @@ class ContextDePTask:
         question: str = QUESTION,
         min_score: float = DEFAULT_MIN_SCORE,
         use_other_turn: bool = True,
+        short_evidence: str = DEFAULT_SHORT_EVIDENCE,
         reask_unparsed: int = DEFAULT_REASKS,
         spans_key: str = "paraphrase",
         cats_key: str = "PARAPHRASE",
@@ -161,6 +162,8 @@ class ContextDePTask:
             raise ValueError(f"n_samples must be a whole number >= 1, got {n_samples!r}")
         if not 0 <= float(temperature) <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {temperature!r}")
+        if short_evidence not in SHORT_EVIDENCE:
+            raise ValueError(f"short_evidence must be one of {SHORT_EVIDENCE}, got {short_evidence!r}")
         if isinstance(reask_unparsed, bool) or int(reask_unparsed) != reask_unparsed or reask_unparsed < 0:
             raise ValueError(f"reask_unparsed must be a whole number >= 0, got {reask_unparsed!r}")
         labels = list(speaker_labels)
@@ -174,6 +177,7 @@ class ContextDePTask:
         self.question = question
         self.min_score = float(min_score)
         self.use_other_turn = bool(use_other_turn)
+        self.short_evidence = short_evidence
         self.reask_unparsed = int(reask_unparsed)
         self.scorer_name = scorer_name
         # The readout settings, under the same keys as paraphrase_spans' cfg.
@@ -264,7 +268,8 @@ class ContextDePTask:
                 for side, quotes in (("first", parsed.guest_quotes), ("second", parsed.host_quotes)):
                     for quote in quotes:
                         status = locate_quote(doc, quote, side, min_score=self.min_score,
-                                              use_other_turn=self.use_other_turn)
+                                              use_other_turn=self.use_other_turn,
+                                              short_evidence=self.short_evidence)
                         statuses[status.status if status.status != "aligned" else f"aligned_{status.method}"] += 1
                         sample["quotes"].append(status.to_dict())
                         if status.kept:
@@ -309,14 +314,15 @@ class ContextDePTask:
             "readout": dict(self.cfg), "n_samples": self.n_samples, "temperature": self.temperature,
             "speaker_labels": list(self.speaker_labels), "question": self.question,
             "min_score": self.min_score, "use_other_turn": self.use_other_turn,
-            "reask_unparsed": self.reask_unparsed,
+            "short_evidence": self.short_evidence, "reask_unparsed": self.reask_unparsed,
         }
 
     def set_cfg(self, cfg: Dict[str, Any]) -> None:
         readout = {k: v for k, v in dict(cfg.get("readout", {})).items() if k in READOUT_KEYS}
         VoteReadout.from_cfg({**self.cfg, **readout})
         self.cfg.update(readout)
-        for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn", "reask_unparsed"):
+        for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn", "short_evidence",
+                    "reask_unparsed"):
             if key in cfg:
                 setattr(self, key, cfg[key])
         if "speaker_labels" in cfg:

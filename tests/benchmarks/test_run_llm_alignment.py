@@ -7,26 +7,35 @@ from tests.util import DATA_DIR
 
 
 @pytest.mark.slow
-def test_alignment_on_contextdep_dev():
+@pytest.mark.parametrize("evidence", ["lenient", "strict"])
+def test_alignment_on_contextdep_dev(evidence):
     require("rapidfuzz", "fuzzy quote alignment")
     path = DATA_DIR / "contextdep" / "dev.tsv"
     if not path.exists():
         pytest.skip("ContextDeP data not available")
-    from benchmarks.run_llm_alignment import markdown, run
+    from benchmarks.run_llm_alignment import bars, markdown, run
 
-    result = run(path)
+    result = run(path, short_evidence=evidence)
     kinds, summary = result["kinds"], result["summary"]
     assert kinds["wrong_turn"]["ours_wrong_turn"] == 0 and kinds["wrong_turn_echo"]["ours_wrong_turn"] == 0
     assert kinds["not_in_text"]["ours_aligned"] == 0
     assert kinds["truncated_last"]["ours_jaccard"] >= 0.99
     assert kinds["dropped_second"]["ours_jaccard"] >= 0.99
     assert summary["ours_mean_jaccard_per_span"] >= 0.97
-    assert summary["ours_invented_aligned"] == 0  # quotes of other pairs: placed nowhere
     # short quotes with a word added, where the intended place is the unique match in the pair
     assert kinds["short_added"]["ours_found_unique"] >= 0.85
     assert kinds["short_added"]["n_unique"] < kinds["short_added"]["n"]  # ambiguous ones exist, and are counted
     assert summary["ours_mean_jaccard_per_span_unique"] >= summary["ours_mean_jaccard_per_span"]
     assert "short_replaced" in markdown(result) and "Unique place" in markdown(result)
+    assert f"| {evidence} |" in bars([result])
+    invented = summary["ours_invented_aligned"]
+    if evidence == "strict":  # quotes of other pairs: placed nowhere
+        assert invented == 0
+    else:  # the trade (docs/llm.md): replaced quotes found, a few quotes of other pairs placed
+        assert kinds["short_replaced"]["ours_found_unique"] >= 0.85
+        assert invented <= 0.005 * summary["n_invented"]
+        # the placed ones fit a place of the pair one word away, all but a few
+        assert summary["ours_invented_aligned_unique_fit"] >= invented - 2
 
 
 def test_invented_quote_held_by_the_pair_is_not_counted():

@@ -2,7 +2,7 @@ import pytest
 import spacy
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.llm.align import exact_word_match, text_units
+from spacy_paraphrase.llm.align import SHORT_EVIDENCE, exact_word_match, text_units
 
 from .helpers import require
 
@@ -216,15 +216,16 @@ def test_short_quote_with_one_word_added_or_replaced(nlp, quote, side, expected)
 @pytest.mark.parametrize("quote", [
     "the senate voted",  # none of its words in the pair
     "Russia did",  # "Russia" alone, and "did" (a stop word) is no rewording of "stepped"
-    "U.S. economy",
-    "and when they",  # "And when Russia": only stop words match
+    "U.S. economy",  # "U.S. back": two one-letter units are no evidence, even lenient
     "stepped in really",  # one edit, but in two places (the guest's and the host's "stepped in")
 ])
-def test_short_quote_refused_without_evidence_or_when_not_unique(nlp, quote):
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_short_quote_refused_without_evidence_or_when_not_unique(nlp, quote, evidence):
     doc, first, second = pair(nlp, *RUSSIA)
     for side in ("first", "second"):
-        assert not locate_quote(doc, quote, side).kept
-    assert align_quote(first, quote) is None and align_quote(second, quote) is None
+        assert not locate_quote(doc, quote, side, short_evidence=evidence).kept
+    assert align_quote(first, quote, short_evidence=evidence) is None
+    assert align_quote(second, quote, short_evidence=evidence) is None
 
 
 FOUR_MILES = ("It was taken from a satellite at about four miles per second, and they think the police allegedly "
@@ -248,16 +249,44 @@ def test_short_quote_replaced_word_and_edges(nlp, quote, side, expected):
 @pytest.mark.parametrize("quote", [
     "the thing",  # "they think": "thing" is no form of "think"
     "fair skin",  # nor "fair" of "fairly"
-    "unclog the time",  # "the time" is in the pair, but a frequent word with an unrelated one is no evidence
-    "great said",  # nor for the fuzzy step ("great idea")
+    "great said",  # a lone frequent word is no evidence, nor for the fuzzy step ("great idea")
     "big time",
-    "they stole",  # one word left, and "they" replaced an adverb: another phrase, not a reworded quote
     "$20 bill",  # a cut-off word ("billion") is no evidence of its own
+    "It's big",  # "It is going": "it is" are two units of one word of the quote, no evidence even lenient
 ])
-def test_invented_short_quote_placed_nowhere(nlp, quote):
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_invented_short_quote_placed_nowhere(nlp, quote, evidence):
     doc, _, _ = pair(nlp, *FOUR_MILES)
     for side in ("first", "second"):
-        assert not locate_quote(doc, quote, side).kept
+        assert not locate_quote(doc, quote, side, short_evidence=evidence).kept
+
+
+@pytest.mark.parametrize("text,quote,side,expected", [
+    # two stop words ("And when Russia"): "they" is a filler at the edge, so read as put in
+    (RUSSIA, "and when they", "second", "And when"),
+    # "the time" (a frequent word and a stop word) with an unrelated word for "at"
+    (FOUR_MILES, "unclog the time", "second", "at the time"),
+    # a lone rare word whose neighbour was replaced by a word of another kind ("they" for "allegedly")
+    (FOUR_MILES, "they stole", "first", "allegedly stole"),
+])
+def test_lenient_evidence_places_what_strict_refuses(nlp, text, quote, side, expected):
+    doc, _, _ = pair(nlp, *text)
+    status = locate_quote(doc, quote, side)  # lenient is the default
+    assert (status.status, status.method) == ("aligned", "short")
+    assert doc[status.start : status.end].text == expected
+    turn = doc.spans["turns"][0 if side == "first" else 1]
+    assert align_quote(turn, quote).span.text == expected
+    for s in ("first", "second"):
+        assert not locate_quote(doc, quote, s, short_evidence="strict").kept
+    assert align_quote(turn, quote, short_evidence="strict") is None
+
+
+def test_short_evidence_must_be_known(nlp):
+    doc, first, _ = pair(nlp, *FOUR_MILES)
+    with pytest.raises(ValueError, match="short_evidence"):
+        locate_quote(doc, "they stole", "first", short_evidence="loose")
+    with pytest.raises(ValueError, match="short_evidence"):
+        align_quote(first, "they stole", short_evidence="loose")
 
 
 @pytest.mark.parametrize("words", [False, True])

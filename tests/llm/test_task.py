@@ -101,6 +101,26 @@ def test_wrong_turn_quote_kept_in_the_turn_it_is_in(tmp_path):
     assert [(s.label_, s.text) for s in doc.spans["paraphrase"]] == [("PARAPHRASE", "the airline says")]
 
 
+def test_short_evidence_setting_reaches_the_alignment_and_is_saved(tmp_path):
+    a = "It was taken from a satellite, and they think the police allegedly stole the tapes."
+    b = "No warning. It was all across the roadway at the time."
+    # "they stole" for "allegedly stole": a lone rare word, its neighbour replaced by a word of another kind
+    said = answer(True, ["they stole"], ["No warning"])
+    records = [{"match": "", "texts": [said]}]
+    doc = replay_nlp(tmp_path, records)(make_pair_doc(spacy.blank("en"), a, b))  # lenient: the default
+    assert [q["status"] for q in llm_details(doc)["samples"][0]["quotes"]] == ["aligned", "aligned"]
+    assert [s.text for s in doc.spans["paraphrase"]] == ["allegedly stole", "No warning"]
+    nlp = replay_nlp(tmp_path, records, factory="paraphrase_llm", short_evidence="strict")
+    nlp.to_disk(tmp_path / "pipe")
+    loaded = spacy.load(tmp_path / "pipe")
+    assert loaded.get_pipe("paraphrase_llm").task.short_evidence == "strict"
+    doc = loaded(make_pair_doc(loaded, a, b))
+    assert [q["status"] for q in llm_details(doc)["samples"][0]["quotes"]] == ["not_found", "aligned"]
+    assert [s.text for s in doc.spans["paraphrase"]] == ["No warning"]
+    with pytest.raises(ValueError, match="short_evidence"):
+        replay_nlp(tmp_path, records, short_evidence="loose")
+
+
 def test_prompt_structure_and_speakers(tmp_path):
     nlp = replay_nlp(tmp_path, [{"match": "", "texts": [NO]}])
     task = nlp.get_pipe("llm").task
