@@ -37,9 +37,10 @@ turn in four steps and stops at the first that finds it:
    word that is not a frequent one whatever replaced its neighbour ("they
    stole" for "allegedly stole"). Which to use is a trade: on the alignment
    benchmark lenient finds 88% of the 2-3-word quotes with a word replaced
-   (strict 74-76%) and gives a span to 0.1-0.4% of the quotes of other
-   pairs (strict none): docs/llm.md. The fit must be the only one **in
-   the pair** (both turns of the Doc). At the edge, a quote unit that does
+   whose place is unique in the pair (strict 74-76%), and more of those with
+   a word added, and gives a span to 0.1-0.3% of the quotes of other pairs
+   (strict none): docs/llm.md, "Alignment: measured". The fit must be the
+   only one **in the pair** (both turns of the Doc). At the edge, a quote unit that does
    not match reads as put in when it is a filler (the span leaves the turn's
    neighbour out) and as a replacement otherwise (the span takes the turn's
    word in). Score: RapidFuzz ratio of the quote and the run.
@@ -51,7 +52,9 @@ turn in four steps and stops at the first that finds it:
    spaces, 0-100); the best window counts when its score is >=
    ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
    length closest to the quote's; for a quote of 2-3 units, the units it
-   shares with the window must be evidence as in step 3. Of the windows over
+   shares with the window must be evidence as in step 3, by the strict rule
+   whatever ``short_evidence`` says (the best window need not be the only
+   place in the pair). Of the windows over
    it that score >=
    ``min_score``, one that starts with the quote's first unit and ends with
    its last wins (a word left out or changed inside must not cut an edge
@@ -147,8 +150,9 @@ def unit_words(text: str) -> List[int]:
 
 
 def _words(q_units: Sequence[str], kept_at: Sequence[int], word_of: Optional[Sequence[int]]) -> int:
-    """How many of the quote's words the matching units (``kept_at``) of >= 2 letters come from."""
-    return len({(word_of[k] if word_of else k) for k in kept_at if len(q_units[k]) >= 2})
+    """How many of the quote's words the matching units (``kept_at``) of >= 2 letters come from
+    (``word_of``: ``unit_words``; None: each unit a word of its own)."""
+    return len({(word_of[k] if word_of is not None else k) for k in kept_at if len(q_units[k]) >= 2})
 
 
 def _token_units(token) -> List[str]:
@@ -251,8 +255,7 @@ def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
     return int(first) + int(last)
 
 
-def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool, lenient: bool = False,
-                 word_of: Optional[Sequence[int]] = None) -> Optional[Tuple[Span, float]]:
+def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
     units, owners = span_units(turn)
@@ -271,10 +274,9 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool,
             window = units[i : i + length]
             if score < min_score or not any(_alike(u, w) for u in content for w in window):
                 continue
-            # a quote of 2-3 units: the units it shares with the window are evidence (step 3's rule)
-            kept_at = [k for k, u in enumerate(q_units) if any(u == w or _form_of(u, w) for w in window)]
-            if n <= SHORT_UNITS[1] and not evidence([q_units[k] for k in kept_at], lenient=lenient,
-                                                    words=_words(q_units, kept_at, word_of)):
+            # a quote of 2-3 units: the units it shares with the window are evidence (step 3's strict rule:
+            # the best window need not be the only place in the pair, so short_evidence does not loosen it)
+            if n <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
                 continue
             scored.append((score, -abs(length - n), i, i + length))
     if not scored:
@@ -386,7 +388,9 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                word_of: Optional[Sequence[int]] = None) -> List[Tuple[Span, int, int, float]]:
     """Every place in ``turns`` where a quote of 2-6 units is one edit from a run
     of 2-5 units (``align.py``'s module doc, step 3): (span, quote units
-    matched, penalty, score). Penalty 1: the quote's unit that does not match
+    matched, penalty, score). ``lenient``: ``short_evidence = "lenient"``;
+    ``word_of``: per quote unit, its word (``unit_words``; None: each unit a
+    word of its own). Penalty 1: the quote's unit that does not match
     read as replacing the turn's unit although it is a ``filler`` (more likely
     put in: "just", "actually"), or as put in although it is not (more likely
     a replacement); else 0."""
@@ -444,7 +448,7 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
 DEFAULT_MIN_SCORE = 80.0
 # What the matching words of a short quote (steps 3 and 4) must be: "strict" places no quote of
 # another pair in the alignment benchmark, "lenient" finds more quotes with a word replaced
-# (docs/llm.md, "How well quotes align").
+# (docs/llm.md, "Alignment: measured").
 SHORT_EVIDENCE = ("lenient", "strict")
 DEFAULT_SHORT_EVIDENCE = "lenient"
 # How a quote fared (QuoteStatus.status).
@@ -556,7 +560,7 @@ def align_quote(
             short = _uniqueshort_fits(_pair_turns(turn), quote, lenient)
             if short is not None and short.start >= turn.start and short.end <= turn.end:
                 return short
-            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units), lenient, unit_words(quote))
+            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units))
             found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
     except Ambiguous:
         return None
@@ -641,7 +645,7 @@ def locate_quote(
     q_units = text_units(quote)
     for name in (side, other):
         try:
-            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units), lenient, unit_words(quote))
+            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units))
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err

@@ -321,6 +321,8 @@ class ContextDePTask:
         readout = {k: v for k, v in dict(cfg.get("readout", {})).items() if k in READOUT_KEYS}
         VoteReadout.from_cfg({**self.cfg, **readout})
         self.cfg.update(readout)
+        if cfg.get("short_evidence", self.short_evidence) not in SHORT_EVIDENCE:
+            raise ValueError(f"short_evidence must be one of {SHORT_EVIDENCE}, got {cfg['short_evidence']!r}")
         for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn", "short_evidence",
                     "reask_unparsed"):
             if key in cfg:

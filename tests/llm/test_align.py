@@ -281,6 +281,24 @@ def test_lenient_evidence_places_what_strict_refuses(nlp, text, quote, side, exp
     assert align_quote(turn, quote, short_evidence="strict") is None
 
 
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_two_words_of_one_letter_or_a_cut_off_word_are_no_lenient_evidence(nlp, evidence):
+    doc, first, _ = pair(nlp, *FOUR_MILES)
+    # "a great idea": "a" has one letter, so only "great" (a frequent word) matches
+    assert not locate_quote(doc, "a great deal", "first", short_evidence=evidence).kept
+    # "at the time": "tim" is a cut-off word, so only "the" matches for step 3; the fuzzy step finds it
+    status = locate_quote(doc, "in the tim", "second", short_evidence=evidence)
+    assert (status.status, status.method) == ("aligned", "fuzzy")
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_a_short_quote_with_two_places_is_not_placed_by_the_fuzzy_step(nlp, evidence):
+    # "going to work": one word from "going to be" and from "going to do"; the fuzzy step takes the
+    # strict rule ("going" is a frequent word, "to" a stop word), as its best window need not be the only one
+    doc, _, _ = pair(nlp, "We are going to be fine, and the kids are going to do well.", "OK.")
+    assert not locate_quote(doc, "going to work", "first", short_evidence=evidence).kept
+
+
 def test_short_evidence_must_be_known(nlp):
     doc, first, _ = pair(nlp, *FOUR_MILES)
     with pytest.raises(ValueError, match="short_evidence"):

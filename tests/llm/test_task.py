@@ -119,6 +119,8 @@ def test_short_evidence_setting_reaches_the_alignment_and_is_saved(tmp_path):
     assert [s.text for s in doc.spans["paraphrase"]] == ["No warning"]
     with pytest.raises(ValueError, match="short_evidence"):
         replay_nlp(tmp_path, records, short_evidence="loose")
+    with pytest.raises(ValueError, match="short_evidence"):
+        loaded.get_pipe("paraphrase_llm").task.set_cfg({"short_evidence": "loose"})
 
 
 def test_prompt_structure_and_speakers(tmp_path):
