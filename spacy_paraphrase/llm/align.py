@@ -486,6 +486,11 @@ def _check(turn: Span, quote: str, min_score: float, short_evidence: str) -> boo
         raise TypeError(f"align_quote needs the quote as a string, got {type(quote).__name__}")
     if not 0 <= float(min_score) <= 100:
         raise ValueError(f"min_score must be in [0, 100], got {min_score!r}")
+    return lenient_evidence(short_evidence)
+
+
+def lenient_evidence(short_evidence: str) -> bool:
+    """Whether ``short_evidence`` (one of ``SHORT_EVIDENCE``) is lenient; ValueError for another value."""
     if short_evidence not in SHORT_EVIDENCE:
         raise ValueError(f"short_evidence must be one of {SHORT_EVIDENCE}, got {short_evidence!r}")
     return short_evidence == "lenient"

@@ -38,7 +38,7 @@ from spacy.training import Example
 
 from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
-from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, SHORT_EVIDENCE, locate_quote
+from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, lenient_evidence, locate_quote
 from .parser import parse_answer
 from .readout import VoteReadout, llm_details, llm_key, score_paraphrase_llm
 
@@ -162,8 +162,7 @@ class ContextDePTask:
             raise ValueError(f"n_samples must be a whole number >= 1, got {n_samples!r}")
         if not 0 <= float(temperature) <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {temperature!r}")
-        if short_evidence not in SHORT_EVIDENCE:
-            raise ValueError(f"short_evidence must be one of {SHORT_EVIDENCE}, got {short_evidence!r}")
+        lenient_evidence(short_evidence)  # checks the value
         if isinstance(reask_unparsed, bool) or int(reask_unparsed) != reask_unparsed or reask_unparsed < 0:
             raise ValueError(f"reask_unparsed must be a whole number >= 0, got {reask_unparsed!r}")
         labels = list(speaker_labels)
@@ -321,8 +320,7 @@ class ContextDePTask:
         readout = {k: v for k, v in dict(cfg.get("readout", {})).items() if k in READOUT_KEYS}
         VoteReadout.from_cfg({**self.cfg, **readout})
         self.cfg.update(readout)
-        if cfg.get("short_evidence", self.short_evidence) not in SHORT_EVIDENCE:
-            raise ValueError(f"short_evidence must be one of {SHORT_EVIDENCE}, got {cfg['short_evidence']!r}")
+        lenient_evidence(cfg.get("short_evidence", self.short_evidence))  # checks the value
         for key in ("n_samples", "temperature", "question", "min_score", "use_other_turn", "short_evidence",
                     "reask_unparsed"):
             if key in cfg:
