@@ -18,6 +18,7 @@ baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
 quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
+import-model    a published Hugging Face token classifier (the paper's own model) as a pipeline
 backbone        list / install the backbones that can be built offline
 llm             serve a local LLM; silver training data from an LLM pipeline
 """
@@ -31,6 +32,7 @@ from .visualize import visualize, visualize_cli  # noqa: F401
 from .report import report, report_cli  # noqa: F401
 from .validate import validate_app  # noqa: F401
 from .quantize import quantize, quantize_cli  # noqa: F401
+from .import_model import import_model, import_model_cli  # noqa: F401
 from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401
 from .tune import tune, tune_cli  # noqa: F401
