@@ -214,12 +214,13 @@ def pipeline_config(checkpoint: Checkpoint, lang: str, long_pairs: str):
 
 
 def import_model(source: str, output_dir: Path, *, revision: Optional[str] = None, lang: str = "en",
-                 long_pairs: str = "truncate", name: Optional[str] = None) -> Dict:
+                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False) -> Dict:
     """Import the token classifier ``source`` (module doc) into the new
     pipeline directory ``output_dir``. Returns what was written (the
     ``meta.json`` block ``spacy_paraphrase.imported`` and the pipeline's name).
     ImportModelError (one line) when the source or the target is refused;
-    nothing is written then."""
+    nothing is written then. ``force``: replace an existing pipeline
+    directory at ``output_dir`` (only once the new one loads and runs)."""
     import spacy
     from .encoder.plan import check_long_pairs
 
@@ -228,9 +229,9 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
         check_long_pairs(long_pairs)
     except ValueError as err:
         raise ImportModelError(str(err)) from None
-    check_target(output_dir, source)
+    check_target(output_dir, source, force)
     checkpoint = find_checkpoint(source, revision)
-    check_target(output_dir, str(checkpoint.folder))
+    check_target(output_dir, str(checkpoint.folder), force)
     tokenizer, weight, bias = load_classifier(checkpoint)
     config = pipeline_config(checkpoint, lang, long_pairs)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
@@ -270,11 +271,14 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     return {"name": meta["name"], "imported": imported}
 
 
-def check_target(output_dir: Path, source: str) -> None:
-    """OUTPUT_DIR must be new or empty, and never the source or inside it."""
+def check_target(output_dir: Path, source: str, force: bool = False) -> None:
+    """OUTPUT_DIR must be new or empty (with ``force``, a pipeline directory
+    is replaced too), and never the source or inside it."""
     output_dir = Path(output_dir)
-    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())):
-        raise ImportModelError(f"{output_dir} exists and is not empty: give a new directory.")
+    replaceable = force and (output_dir / "config.cfg").is_file()
+    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not replaceable:
+        raise ImportModelError(f"{output_dir} exists and is not empty: give a new directory "
+                               "(--force replaces a pipeline directory).")
     src = Path(source).expanduser()
     if src.exists():
         out, src = output_dir.resolve(), src.resolve()

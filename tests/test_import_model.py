@@ -8,6 +8,7 @@ dropped), a word highlighted when its probability is > 0.5, a pair a
 paraphrase when a word of both turns is."""
 import csv
 import json
+import sys
 import warnings
 
 import numpy
@@ -266,3 +267,65 @@ def test_refuses_bad_sources_in_one_clear_error_writing_nothing(tmp_path, monkey
     flat = " ".join(result.output.split())
     assert result.exit_code == 1 and "not reachable" in flat and "--local-dir DIR" in flat, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, no staging left
+
+
+@pytest.mark.slow
+def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path):
+    """`spacy project run paper_model` on two saved random DeBERTa-v3 token
+    classifiers (standing in for the hub's): import, evaluate on dev and
+    test, package; then the wheel, installed with spacy-paraphrase's own in a
+    fresh venv, annotates a dialog file by package name, the checkpoints gone."""
+    import shutil
+    import srsly
+    from tests.test_project import CHAT, ROOT, _build_package_wheel, _fresh_env, _run
+    from tests.util import HEADER, row
+
+    if not DEBERTA_TOKENIZER.is_dir():
+        pytest.skip(f"the DeBERTa-v3-style tokenizer is not at {DEBERTA_TOKENIZER}")
+    aggregated = make_token_classifier(tmp_path / "ckpt_aggregated", "deberta", seed=1)
+    all_annotations = make_token_classifier(tmp_path / "ckpt_all", "deberta", seed=2)
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    shutil.copytree(ROOT / "scripts", project / "scripts")
+    shutil.copytree(ROOT / "configs", project / "configs")
+    data = tmp_path / "data" / "contextdep"
+    data.mkdir(parents=True)
+    rows = [row(f"Q{i}", "A", i % 2, f"we won the game {i}", [1, 1, 1, 0, 0] if i % 2 else [0] * 5,
+                f"you won {i}", [0, 1, 0] if i % 2 else [0] * 3) for i in range(6)]
+    for split in ("dev", "test"):
+        (data / f"{split}.tsv").write_text(HEADER + "".join(rows), encoding="utf-8")
+    _run([sys.executable, "-m", "spacy", "project", "run", "paper_model", project,
+          "--vars.data_dir", tmp_path / "data", "--vars.paper_model", aggregated,
+          "--vars.paper_model_all", all_annotations], "spacy project run paper_model", 1200, cwd=project)
+    for variant in ("aggregated", "all"):
+        for split in ("dev", "test"):
+            scores = srsly.read_json(project / "metrics" / f"paper_model_{variant}_{split}.json")
+            for key in ("pair_f", "pair_acc", "jaccard_first", "jaccard_second"):
+                assert f"paraphrase_spans_{key}" in scores, (variant, split, key)
+    meta = srsly.read_json(project / "training" / "paper_model" / "aggregated" / "meta.json")
+    assert meta["spacy_paraphrase"]["imported"]["protocol"]["pooling"] == "first"
+    wheels = list((project / "packages").glob("**/*.whl"))
+    assert len(wheels) == 1
+    shutil.rmtree(aggregated)
+    shutil.rmtree(all_annotations)
+
+    work = tmp_path / "install"
+    package_wheel = _build_package_wheel(work / "build")
+    venv = work / "venv"
+    _run([sys.executable, "-m", "venv", venv], "creating the venv", 300)
+    python = venv / "bin" / "python"
+    env = _fresh_env(venv)
+    outside = work / "outside"
+    outside.mkdir()
+    pip = [python, "-m", "pip", "install", "--no-input"]
+    _run(pip + ["torch==2.13.0"], "pip install torch==2.13.0 into the fresh venv", 1800, env=env, cwd=outside)
+    _run(pip + [package_wheel, wheels[0]], "pip install both wheels", 2400, env=env, cwd=outside)
+    chat = outside / "chat.jsonl"
+    srsly.write_jsonl(chat, CHAT)
+    _run([python, "-m", "spacy_paraphrase", "annotate", "en_contextdep_paper_aggregated", chat, outside / "out.jsonl",
+          "--no-count"], "annotate with the imported model's wheel", 600, env=env, cwd=outside)
+    records = list(srsly.read_jsonl(outside / "out.jsonl"))
+    assert [r["conversation_id"] for r in records] == ["c1", "c2"]
+    for record in records:
+        assert isinstance(record["score"], float) and 0.0 <= record["score"] <= 1.0, record

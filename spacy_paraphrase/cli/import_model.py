@@ -14,11 +14,12 @@ from ._util import CommandError, app, run_command
 
 
 def import_model(source: str, output_dir: Path, revision: Optional[str] = None, lang: str = "en",
-                 long_pairs: str = "truncate", name: Optional[str] = None) -> Dict:
+                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False) -> Dict:
     """``import_model.import_model``: what was written; CommandError (one
     line, nothing written) when the source or the target is refused."""
     try:
-        return import_checkpoint(source, output_dir, revision=revision, lang=lang, long_pairs=long_pairs, name=name)
+        return import_checkpoint(source, output_dir, revision=revision, lang=lang, long_pairs=long_pairs, name=name,
+                                 force=force)
     except (ImportModelError, OSError) as err:
         raise CommandError(str(err).replace("\n", " ")) from None
 
@@ -36,11 +37,13 @@ def import_model_cli(
         "(truncate = the authors' inference; windows = every word scored)")] = "truncate",
     name: Annotated[Optional[str], typer.Option(
         "--name", help="meta.json name of the pipeline (default: from the source)")] = None,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace OUTPUT_DIR when it is a pipeline directory (once the new one loads)")] = False,
 ):
     """Import a Hugging Face token classifier (2 labels, label 1 = part of a
     paraphrase) as a paraphrase_spans pipeline with the ContextDeP authors'
     inference: first sub-word per word, their 2-label head, above 0.5 (docs/paper-model.md)."""
-    done = run_command(import_model, source, output_dir, revision, lang, long_pairs, name)
+    done = run_command(import_model, source, output_dir, revision, lang, long_pairs, name, force)
     imported = done["imported"]
     where = f"revision {imported['revision']}" if imported["revision"] else f"weights sha256 {imported['sha256'][:12]}"
     msg.good(f"Wrote {output_dir} ('{done['name']}') from {imported['source']} ({imported['architecture']}, {where})")

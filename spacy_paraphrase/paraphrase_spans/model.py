@@ -128,7 +128,7 @@ def forward(
     for doc, data, base in zip(docs, trf_datas, bases):
         align = widen_alignment(doc, data.align)
         doc_lengths = ops.to_numpy(align.lengths)
-        n_pieces_list.append(doc_lengths)
+        n_pieces_list.append(doc_lengths if doc_lengths.sum() else numpy.ones_like(doc_lengths))
         if doc_lengths.sum() and first_only:
             first = word_first_piece(doc, data.first_piece)
             indices.append(numpy.where(first >= 0, first + base, zero_row))
