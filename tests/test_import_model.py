@@ -269,6 +269,57 @@ def test_refuses_bad_sources_in_one_clear_error_writing_nothing(tmp_path, monkey
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, no staging left
 
 
+
+def test_training_an_imported_pipeline_moves_its_two_label_head_downhill(imported):
+    """The 2-label head's gradient (d(z1 - z0): +d to label 1, -d to label 0):
+    updates on gold pairs lower the loss, from the imported weights."""
+    from thinc.api import Adam, fix_random_seed
+    from tests.util import make_examples
+
+    fix_random_seed(0)
+    _, _, out = imported
+    nlp = spacy.load(out)
+    examples = make_examples(nlp)
+    optimizer = Adam(1e-3)
+    losses = []
+    for _ in range(8):
+        step = {}
+        nlp.update(examples, sgd=optimizer, losses=step)
+        losses.append(step["paraphrase_spans"])
+    assert losses[-1] < 0.8 * losses[0], losses
+
+
+def test_spacy_train_fine_tunes_from_the_imported_weights(imported, tmp_path):
+    """configs/contextdep_paper_finetune.cfg sources both components from the
+    imported pipeline: training starts from its head (a few small steps stay
+    near it) and keeps the authors' settings."""
+    import subprocess
+    from spacy.tokens import DocBin
+    from tests.test_project import ROOT
+    from tests.util import make_examples
+
+    kind, checkpoint, out = imported
+    if kind != "bert":
+        pytest.skip("one architecture is enough for the config path")
+    nlp = spacy.load(out)
+    data = tmp_path / "pairs.spacy"
+    DocBin(docs=[eg.reference for eg in make_examples(nlp)], store_user_data=True).to_disk(data)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "contextdep_paper_finetune.cfg"),
+         "--paths.imported", str(out), "--paths.train", str(data), "--paths.dev", str(data),
+         "--output", str(tmp_path / "trained"), "--training.max_epochs", "2", "--training.eval_frequency", "1"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    trained = spacy.load(tmp_path / "trained" / "model-last")
+    w_import = nlp.get_pipe("paraphrase_spans").model.get_ref("head").layers[-1].get_param("W")
+    w_trained = trained.get_pipe("paraphrase_spans").model.get_ref("head").layers[-1].get_param("W")
+    assert w_trained.shape == w_import.shape == (2, 32)
+    moved = float(numpy.abs(w_trained - w_import).max())
+    assert 0 < moved < 0.01 * float(numpy.abs(w_import).max())
+    assert trained.get_pipe("paraphrase_spans").model.attrs["pooling"] == "first"
+    assert trained.get_pipe("transformer").model.attrs["token_types"] == "single"
+
+
 @pytest.mark.slow
 def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path):
     """`spacy project run paper_model` on two saved random DeBERTa-v3 token
