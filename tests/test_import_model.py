@@ -320,6 +320,28 @@ def test_spacy_train_fine_tunes_from_the_imported_weights(imported, tmp_path):
     assert trained.get_pipe("transformer").model.attrs["token_types"] == "single"
 
 
+
+def test_its_scores_become_soft_silver_targets_for_a_student(imported):
+    """Distillation goes through the LLM's silver path (`llm silver --soft`):
+    the imported pipeline's word probabilities become the student's soft
+    token targets, its pair score the pair target."""
+    from spacy_paraphrase.llm.silver import silver_docs
+    from spacy_paraphrase.paraphrase_spans.scorer import reference_token_targets
+
+    _, _, out = imported
+    nlp = spacy.load(out)
+    pairs = FALLBACK_PAIRS[:4]
+    inputs = [make_pair_doc(nlp, a, b) for a, b in pairs]
+    silver, counts = silver_docs(nlp, inputs, soft=True)
+    assert counts["written"] == len(pairs)
+    _, probs = pipeline_probs(nlp, pairs)
+    for doc, p, (a, _) in zip(silver, probs, pairs):
+        targets = reference_token_targets(doc, "paraphrase")
+        assert numpy.allclose(targets, numpy.nan_to_num(p, nan=0.0), atol=1e-6)
+        assert doc.cats["PARAPHRASE"] == pytest.approx(float(numpy.nanmin(
+            [numpy.nanmax(p[: len(a)]), numpy.nanmax(p[len(a):])])), abs=1e-6)
+
+
 @pytest.mark.slow
 def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path):
     """`spacy project run paper_model` on two saved random DeBERTa-v3 token
