@@ -342,6 +342,40 @@ def test_its_scores_become_soft_silver_targets_for_a_student(imported):
             [numpy.nanmax(p[: len(a)]), numpy.nanmax(p[len(a):])])), abs=1e-6)
 
 
+
+def test_the_commands_take_the_imported_pipeline(imported, tmp_path):
+    """annotate -> visualize, report, validate sheet; evaluate: as for a trained pipeline."""
+    import srsly
+    from spacy.tokens import DocBin
+    from tests.test_project import CHAT
+    from tests.util import make_examples
+
+    kind, _, out = imported
+    if kind != "bert":
+        pytest.skip("one architecture is enough for the commands")
+    chat = tmp_path / "chat.jsonl"
+    srsly.write_jsonl(chat, [dict(dialog, id=f"{dialog['id']}-{i}") for i in range(3) for dialog in CHAT])
+    records = tmp_path / "records.jsonl"
+    steps = [
+        ["annotate", str(out), str(chat), str(records), "--no-count", "--with-probs"],
+        ["visualize", str(records), str(tmp_path / "page.html")],
+        ["report", str(records), "-o", str(tmp_path / "report")],
+        ["validate", "sheet", str(records), "-o", str(tmp_path / "sheet.csv"), "--n", "4"],
+    ]
+    for args in steps:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output)
+    rows = list(srsly.read_jsonl(records))
+    assert len(rows) == 6 and all(0.0 <= r["score"] <= 1.0 for r in rows)
+    assert (tmp_path / "report" / "index.html").is_file() and (tmp_path / "page.html").stat().st_size > 1000
+    nlp = spacy.load(out)
+    data = tmp_path / "dev.spacy"
+    DocBin(docs=[eg.reference for eg in make_examples(nlp)], store_user_data=True).to_disk(data)
+    result = runner.invoke(app, ["evaluate", str(out), str(data), "--output", str(tmp_path / "scores.json")])
+    assert result.exit_code == 0, result.output
+    assert "paraphrase_spans_pair_f" in srsly.read_json(tmp_path / "scores.json")
+
+
 @pytest.mark.slow
 def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path):
     """`spacy project run paper_model` on two saved random DeBERTa-v3 token
