@@ -18,8 +18,11 @@ majority (a tie as ``--tie`` says: 0.5, 1, 0 or left out) or their mean vote.
   correction returns the design-based rate exactly, so it is not reported.
 
 **Intervals** (all figures from the same resamples, so jointly): a
-stratified cluster bootstrap. Each resample draws as many conversations of
-the corpus as there are, with replacement; the corpus pairs of the drawn
+stratified cluster bootstrap. Each resample draws k - 1 of the corpus' k
+conversations with replacement (Rao and Wu's 1988 bootstrap with n - 1
+units, whose variance is the unbiased with-replacement one: drawing k
+understates it by (k - 1) / k, which shows with few conversations); the
+corpus pairs of the drawn
 conversations give N_h* and p*, their coded pairs n_h* and the sums, and
 every figure is computed again with the weights N_h* / n_h*. Resampling
 whole conversations (the primary units) carries both the between-
@@ -134,7 +137,7 @@ class StratifiedSample:
             step = max(1, CHUNK // self.k)
             for start in range(0, n_boot, step):
                 r = min(step, n_boot - start)
-                drawn = rng.integers(0, self.k, size=(r, self.k)) + numpy.arange(r)[:, None] * self.k
+                drawn = rng.integers(0, self.k, size=(r, self.k - 1)) + numpy.arange(r)[:, None] * self.k
                 times = numpy.bincount(drawn.ravel(), minlength=r * self.k).reshape(r, self.k)
                 chunks.append(times @ flat)
             draws = compute(numpy.vstack(chunks))

@@ -26,6 +26,8 @@ from ..saving import atomic_write
 
 STRATIFY = ("margin", "decision", "none")
 BANDS = (0.05, 0.15, 0.3)
+BAND_NAMES = [(b, f"|margin| < {b:g}") for b in BANDS]
+LAST_BAND = f"|margin| >= {BANDS[-1]:g}"
 COLUMNS = ("pair_id", "conversation_id", "first_speaker", "first_text", "second_speaker", "second_text",
            "label", "highlight", "note")
 
@@ -37,8 +39,7 @@ def stratum(record: Dict[str, Any], stratify: str) -> str:
     if stratify == "decision":
         return side
     margin = abs(record.get("margin") or 0.0)
-    band = next((f"|margin| < {b:g}" for b in BANDS if margin < b), f"|margin| >= {BANDS[-1]:g}")
-    return f"{side}, {band}"
+    return next((f"{side}, {name}" for b, name in BAND_NAMES if margin < b), f"{side}, {LAST_BAND}")
 
 
 def allocate(sizes: Dict[str, int], n: int) -> Dict[str, int]:
