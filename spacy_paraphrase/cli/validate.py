@@ -118,8 +118,8 @@ def score_cli(
     scores = run_command(score, sheets, records, output, design, n_boot, seed, tie)
     uncoded = scores["design"].get("strata_without_coded_pairs")
     if uncoded:
-        msg.warn(f"No coded pair in the strata {'; '.join(uncoded)}: the estimates leave their pairs out "
-                 "(code some of them)")
+        msg.warn(f"No coded pair in the strata {'; '.join(uncoded)} (tied pairs left out by --tie exclude count as "
+                 "not coded): the estimates leave their pairs out (code some of them)")
     for name, value, ci in rows(scores):
         print(f"{name}: {value}" + (f"  [{ci}]" if ci else ""))
     print(ties_line(scores))

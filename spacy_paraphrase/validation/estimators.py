@@ -31,8 +31,10 @@ conversation variation and the variation of the coded pairs within them
 percentile. It is an interval for the rate of the talk the corpus stands for
 (as the report's conversation bootstrap of the model's rate), not for the
 corpus' own rate, which a census of it would know exactly. A resample in
-which a coded stratum has no coded pair, or a ratio has a zero denominator,
-is not usable; more than 5% unusable: the interval is "not estimable"."""
+which a stratum has corpus pairs but no coded pair, or a ratio has a zero
+denominator, is not usable; more than 5% unusable: the interval is "not
+estimable" (code more pairs of the thin strata, or draw with --stratify
+decision)."""
 from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
@@ -54,10 +56,12 @@ def figures(N: numpy.ndarray, n: numpy.ndarray, sums: Dict[str, numpy.ndarray], 
     pairs), sums ``y``, ``d``, ``dy`` of the coded pairs (y the reference, d
     the model's 0/1 decision) and (R,) model rates p; ``coded`` marks the
     strata that enter (those with coded pairs in the sample). NaN where not
-    defined (a coded stratum without coded pairs in a resample, a zero
-    denominator)."""
+    defined (a stratum with corpus pairs but no coded pair in a resample, a
+    zero denominator)."""
     with numpy.errstate(divide="ignore", invalid="ignore"):
-        w = numpy.where(n > 0, N / numpy.where(n > 0, n, 1), numpy.nan)[:, coded]
+        # a stratum absent from a resample (no corpus pair) weighs nothing; one with corpus pairs but
+        # no coded pair leaves the resample unusable
+        w = numpy.where(n > 0, N / numpy.where(n > 0, n, 1), numpy.where(N > 0, numpy.nan, 0.0))[:, coded]
         t = {key: (w * s[:, coded]).sum(axis=1) for key, s in sums.items()}
         total = N[:, coded].sum(axis=1)
         ty, td, tdy = t["y"], t["d"], t["dy"]

@@ -103,6 +103,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     row = {str(r["pair_id"]): i for i, r in enumerate(scored)}
     sample = StratifiedSample(clusters, strata, decisions, [row[pid] for pid in items])
     hard = sample.estimate(ref, n_boot=n_boot, seed=seed)
+    usable = {strata[row[pid]] for pid, y in zip(items, ref) if not numpy.isnan(y)}  # tied pairs may be excluded
     by_model = plan is not None and plan["stratify"] in BY_MODEL
     observed = cluster_bootstrap(decisions, clusters, n_boot=n_boot, seed=seed)
     rate: Dict[str, Any] = {
@@ -114,7 +115,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     out: Dict[str, Any] = {
         "records": {"sources": data.sources, "model": data.model, "threshold": data.threshold, "pairs": len(scored)},
         "design": {"path": plan["path"], "stratify": plan["stratify"], "strata": plan["strata"],
-                   "strata_without_coded_pairs": sorted(set(plan["strata"]) - {strata[row[p]] for p in items})}
+                   "strata_without_coded_pairs": sorted(set(plan["strata"]) - usable)}
         if plan else {"path": None, "stratify": "none (--design none: a simple random sample of the records)"},
         "estimator": {"used": "design-based" if by_model else "design-based and Rogan-Gladen",
                       "why": WHY["design-based" if by_model else "both"]},

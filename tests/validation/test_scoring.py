@@ -112,6 +112,17 @@ def test_a_perfect_model_has_point_intervals_for_its_errors():
     assert est["rogan_gladen"]["value"] == pytest.approx(truth.mean())
 
 
+def test_a_small_stratum_coded_whole_keeps_its_interval():
+    # 200 conversations of 5 pairs; stratum "edge" = 2 pairs of 2 conversations, both coded: a resample
+    # without those conversations has no "edge" pair in the corpus either, and is usable
+    rng, clusters, truth, decisions = _clustered(k=200, per=5, seed=5)
+    strata = numpy.where(decisions == 1, "yes", "no").astype(object)
+    strata[[0, 5]] = "edge"
+    coded = numpy.concatenate([[0, 5], rng.choice(numpy.flatnonzero(strata != "edge"), 100, replace=False)])
+    est = StratifiedSample(clusters, strata, decisions, coded).estimate(truth[coded], n_boot=500)
+    assert est["rate"]["low"] is not None and est["rate"]["low"] < est["rate"]["value"] < est["rate"]["high"]
+
+
 def test_one_conversation_leaves_every_interval_not_estimable():
     est = StratifiedSample(["c"] * 4, ["all"] * 4, [1, 0, 0, 0], [0, 1, 2, 3]).estimate([1, 1, 0, 0], n_boot=200)
     assert est["rate"]["value"] == 0.5 and est["rogan_gladen"]["value"] == pytest.approx(0.5)
