@@ -27,6 +27,8 @@ WHY = {
     "design-based": "the sample is stratified by the model's output: the coders' labels weighted back to the "
                     "corpus by stratum; the Rogan-Gladen correction would equal it exactly (the weighted count "
                     "of the model's positives is the corpus' count), so it is not reported",
+    "census": "every pair of the corpus was coded: the coders' rate is the corpus' own, and the Rogan-Gladen "
+              "correction would equal it exactly, so it is not reported",
     "both": "the sample was drawn without regard to the model's output: the coders' labels (design-based) and "
             "the model's corpus rate corrected by its sensitivity and specificity (Rogan-Gladen) are both valid; "
             "the corrected rate uses all pairs' decisions and is the narrower when the model is good",
@@ -104,21 +106,22 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     sample = StratifiedSample(clusters, strata, decisions, [row[pid] for pid in items])
     hard = sample.estimate(ref, n_boot=n_boot, seed=seed)
     usable = {strata[row[pid]] for pid, y in zip(items, ref) if not numpy.isnan(y)}  # tied pairs may be excluded
-    by_model = plan is not None and plan["stratify"] in BY_MODEL
+    census = {str(r["pair_id"]) for r in scored} <= set(items)
+    why = "census" if census else "design-based" if plan is not None and plan["stratify"] in BY_MODEL else "both"
+    with_rg = why == "both"
     observed = cluster_bootstrap(decisions, clusters, n_boot=n_boot, seed=seed)
     rate: Dict[str, Any] = {
         "model": {"value": observed.rate, "low": observed.low, "high": observed.high, "note": observed.note,
                   "pairs": observed.pairs, "conversations": observed.conversations},
         "design_based": hard["rate"]}
-    if not by_model:
+    if with_rg:
         rate["rogan_gladen"] = hard["rogan_gladen"]
     out: Dict[str, Any] = {
         "records": {"sources": data.sources, "model": data.model, "threshold": data.threshold, "pairs": len(scored)},
         "design": {"path": plan["path"], "stratify": plan["stratify"], "strata": plan["strata"],
                    "strata_without_coded_pairs": sorted(set(plan["strata"]) - usable)}
         if plan else {"path": None, "stratify": "none (--design none: a simple random sample of the records)"},
-        "estimator": {"used": "design-based" if by_model else "design-based and Rogan-Gladen",
-                      "why": WHY["design-based" if by_model else "both"]},
+        "estimator": {"used": "design-based and Rogan-Gladen" if with_rg else "design-based", "why": WHY[why]},
         "coders": names,
         "pairs_coded": len(items),
         "labels": int((~numpy.isnan(matrix)).sum()),

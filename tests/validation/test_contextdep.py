@@ -86,6 +86,8 @@ def test_dev_annotators_as_coders(dev, tmp_path):
     assert scores["rate"]["design_based"]["value"] == pytest.approx(yes / 88)
     # more than two coders: the mean vote is its own figure, the mean of the pairs' vote shares
     assert scores["mean_vote"]["rate"]["value"] == pytest.approx(sum(sum(c) / len(c) for c in columns) / 88)
+    # every pair coded: the Rogan-Gladen rate would be the coders' rate again, so it is not reported
+    assert "rogan_gladen" not in scores["rate"] and scores["estimator"]["why"].startswith("every pair of the corpus")
     half = score_sheets(sheets, [records], n_boot=200)
     assert half["ties"]["rule"] == "half"
     assert half["rate"]["design_based"]["value"] == pytest.approx((yes + ties / 2) / 88)
