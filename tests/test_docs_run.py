@@ -65,7 +65,7 @@ PLACEHOLDERS: Dict[Tuple, str] = {
     ("report", "DIR"): "out/report",
     ("report", "FIELD"): "second.speaker",
     ("report", "FIELD:year"): "meta.date:year",
-    (None, "SHEET.csv"): "sheet.csv",
+    (None, "SHEET.csv"): "coding/sheet.csv",  # the design goes beside the records, never in the sheet's folder
 }
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
@@ -88,9 +88,10 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
-    "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
-    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
-    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl -o scores.json": CODED,
+    "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
+    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "
+    "-o scores.json": CODED,
     "spacy_paraphrase report interviews_scored.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 
