@@ -16,10 +16,10 @@ from ..visualize.record_views import pair_view_from_record
 from . import figures
 from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
-from .page import figure, fmt, interval, link, page, paragraph, section, table
+from .page import count, figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
 from ..annotate.record_format import RecordsError
-from .records import Records, read_records
+from .records import Records, model_label, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 
 N_EXAMPLES = 10  # highest-scoring and borderline pairs on the pairs page
@@ -101,12 +101,18 @@ def _examples(data: Records, phrases: List[Dict[str, Any]], inputs: Sequence[Pat
     return html, {pair_id: f"pairs.html#spp-{uid}-{n}" for n, pair_id in enumerate(chosen)}
 
 
+def _drawn(groups: int, csv_name: str) -> str:
+    if groups <= figures.MAX_GROUPS:
+        return f"{count(groups, 'group')}, all drawn and in {csv_name}."
+    return f"{groups} groups; the {figures.MAX_GROUPS} with most pairs drawn, all in {csv_name}."
+
+
 def _summary_rows(data: Records, overall, scoreless: int) -> List[Dict[str, Any]]:
     return [{"key": k, "value": v} for k, v in [
         ("pairs", len(data.records)), ("pairs without a score", scoreless),
         ("paraphrases", overall.paraphrases), ("conversations", overall.conversations),
         ("skipped (errors file)", data.skipped), ("malformed (errors file)", data.malformed),
-        ("model", data.model or "unknown (no checkpoint beside the records)"),
+        ("model", model_label(data.model)), ("model path", data.model or ""),
         ("threshold", data.threshold), ("paraphrase rate", overall.rate), ("rate 95% low", overall.low),
         ("rate 95% high", overall.high), ("records", "; ".join(data.sources))]]
 
@@ -146,7 +152,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     files = ["summary.csv"]
     sections = [section("Corpus", table(["", ""], [(r["key"], r["value"]) for r in summary]), paragraph(
         f"Paraphrase rate {fmt(overall.rate)}, 95% interval {interval(overall.as_dict())} (bootstrap over "
-        f"{overall.conversations} conversations: whole conversations are resampled)."), anchor="corpus")]
+        f"{count(overall.conversations, 'conversation')}: whole conversations are resampled)."), anchor="corpus")]
     if scores_json is not None:
         from ..validation.summary import validation_section
         sections.append(validation_section(scores_json, validation))
@@ -155,8 +161,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         files.append(f"by_{slug(name)}.csv")
         write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
         svg = figures.rate_by_group(rows, f"Paraphrase rate by {name}", overall.rate)
-        sections.append(section(f"By {name}", figure(svg, f"{len(rows)} groups; the {figures.MAX_GROUPS} with most "
-                                                          f"pairs drawn, all in {files[-1]}.", f"by:{name}"),
+        sections.append(section(f"By {name}", figure(svg, _drawn(len(rows), files[-1]), f"by:{name}"),
                                 anchor=f"by-{slug(name)}"))
     for option, (name, values, unreadable) in periods.items():
         rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)
@@ -164,7 +169,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
         svg = figures.rate_over_time(rows, f"Paraphrase rate over time ({option})")
         note = f" {unreadable} records have a {name} that is not a date (left out)." if unreadable else ""
-        sections.append(section(f"Over time: {option}", figure(svg, f"{len(rows)} periods, in {files[-1]}.{note}",
+        sections.append(section(f"Over time: {option}", figure(svg, f"{count(len(rows), 'period')}, in {files[-1]}.{note}",
                                                                f"time:{option}"), anchor=f"time-{slug(option)}"))
     bins = score_histogram([data.records[i]["score"] for i in keep])
     files.append("scores.csv")

@@ -3,6 +3,7 @@ tests' tiny pipeline): the model from the run's checkpoint, the threshold
 from the records, the skipped and malformed counts from its errors file, a
 ConvoKit output with its meta."""
 import csv
+import json
 
 import pytest
 import spacy
@@ -44,7 +45,9 @@ def test_report_of_an_annotate_run(model, tmp_path, monkeypatch):
     summary = _summary(tmp_path / "rep" / "summary.csv")
     threshold = spacy.load(model).get_pipe("paraphrase_spans").cfg["threshold"]
     assert float(summary["threshold"]) == pytest.approx(threshold, abs=1e-4)
-    assert summary["model"] == str(model.resolve())  # outside the working directory: as the checkpoint has it
+    meta = json.loads((model / "meta.json").read_text(encoding="utf-8"))
+    assert summary["model"] == f"{meta['lang']}_{meta['name']} {meta['version']}"  # the package, not a path
+    assert summary["model path"] == str(model.resolve())
     assert summary["pairs"] == str(len(records)) and summary["conversations"] == "4"
     assert summary["paraphrases"] == str(sum(r["is_paraphrase"] for r in records))
     assert (summary["skipped (errors file)"], summary["malformed (errors file)"]) == ("2", "1")

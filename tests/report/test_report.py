@@ -75,7 +75,8 @@ def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
     out = make_report([kit], tmp_path / "rep", by=["conversation.title", "second.speaker.is_host",
                                                    "second.meta.position"], n_boot=200)
     summary = out["summary"]
-    assert (summary["skipped (errors file)"], summary["malformed (errors file)"], summary["model"]) == (2, 1, "/models/m")
+    assert (summary["skipped (errors file)"], summary["malformed (errors file)"]) == (2, 1)
+    assert (summary["model"], summary["model path"]) == ("m", "/models/m")  # no meta.json there: the directory's name
     titles = {r["group"]: r["rate"] for r in _csv(tmp_path / "rep" / "by_conversation_title.csv")}
     assert titles == {"t": "1.0", "u": "0.0"}
     assert [r["group"] for r in _csv(tmp_path / "rep" / "by_second_speaker_is_host.csv")] == ["True"]
@@ -118,6 +119,9 @@ def test_one_conversation_marks_the_intervals_not_estimable(tmp_path):
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert "not estimable: fewer than 2 conversations" in page
     assert _csv(tmp_path / "rep" / "by_second_speaker.csv")[0]["low"] == ""
+    assert "(bootstrap over 1 conversation:" in page and "1 group, all drawn and in by_second_speaker.csv" in page
+    # the bin edges read as written: 0.15, not 0.15000000000000002
+    assert [r["low"] for r in _csv(tmp_path / "rep" / "scores.csv")][:4] == ["0.0", "0.05", "0.1", "0.15"]
 
 
 @pytest.mark.parametrize("args,message", [
