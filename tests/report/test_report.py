@@ -105,6 +105,9 @@ def test_a_field_no_record_has_is_a_clear_error(tmp_path):
     with pytest.raises(ReportError, match=r"no record has the field 'meta.year'; fields of these records: "
                                           r"conversation_id, first.speaker, meta.date, meta.program, second.speaker"):
         make_report([path], tmp_path / "rep", by=["meta.year"])
+    for field in ("conversation.program", "second.speaker.party", "first.meta.role", "second.timestamp"):
+        with pytest.raises(ReportError, match=f"no record has the field '{field}'.*--dialogs CORPUS"):
+            make_report([path], tmp_path / "rep", by=[field])  # every field the corpus meta could supply: the hint
     with pytest.raises(ReportError, match="expected FIELD:month or FIELD:year"):
         make_report([path], tmp_path / "rep", by_time=["meta.date:week"])
     with pytest.raises(ReportError, match="no value of 'meta.program' is a date"):
