@@ -1,4 +1,4 @@
-"""``validate sheet | score``: a coding sheet of pairs drawn from annotate
+"""``validate plan | sheet | score``: how many pairs to code, a coding sheet of pairs drawn from annotate
 records, and the scores of coded sheets (the work:
 ``spacy_paraphrase/validation/``; docs/report.md, "Validation")."""
 import json
@@ -83,6 +83,46 @@ def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, lambda tmp: tmp.write_text(json.dumps(scores, indent=1), encoding="utf-8"))
     return scores
+
+
+def plan(records: List[Path], half_width: float, figure: str = "rate", stratify: str = "margin",
+         error_rate: Optional[float] = None, deff: float = 1.0) -> Dict[str, Any]:
+    """How many pairs to code (validation/plan.py); CommandError for bad input."""
+    require_report_extra()
+    from ..annotate.record_format import RecordsError
+    from ..report.records import read_records
+    from ..validation.plan import plan as make_plan
+
+    try:
+        data = read_records(records, words_of=set())
+        return make_plan(data.records, half_width, figure=figure, stratify=stratify, error_rate=error_rate,
+                         deff=deff)
+    except (RecordsError, ValueError) as err:
+        raise CommandError(str(err)) from None
+
+
+@validate_app.command("plan")
+def plan_cli(
+    records: Annotated[List[Path], typer.Argument(help="Annotate output(s) the sheet will be drawn from", metavar="RECORDS...")],
+    half_width: Annotated[float, typer.Option("--half-width", help="Target half-width of the 95% interval (e.g. 0.05: +-5 points)")],
+    figure: Annotated[str, typer.Option("--for", help="rate | precision | recall")] = "rate",
+    stratify: Annotated[str, typer.Option("--stratify", help="The sheet's strata: margin | decision | none")] = "margin",
+    error_rate: Annotated[Optional[float], typer.Option("--error-rate", help="Prior: the model's decision is wrong for this share of pairs (default: the scores read as probabilities)")] = None,
+    deff: Annotated[float, typer.Option("--deff", help="Design effect of conversations that differ (1: pairs as if independent)")] = 1.0,
+):
+    """How many pairs to code for a target interval of the rate, precision
+    or recall (from the model's scores and a prior for its errors)."""
+    out = run_command(plan, records, half_width, figure, stratify, error_rate, deff)
+    for row in out["strata"]:
+        print(f"{row['stratum']}: {row['pairs']} pairs, prior paraphrase share {row['prior']:.3f}, code {row['sample']}")
+    widths = ", ".join(f"{k} +-{v:.3f}" if v is not None else f"{k} not defined" for k, v in out["half_widths"].items())
+    if out["reachable"]:
+        msg.good(f"Code {out['n']} pairs for {out['figure']} +-{out['half_width']:g} (prior: {out['prior']}, "
+                 f"deff {out['deff']:g}); predicted 95% half-widths: {widths}. Then: validate sheet "
+                 f"RECORDS -o coding/sheet.csv --n {out['n']} --stratify {out['stratify']}")
+    else:
+        msg.warn(f"Even coding all {out['n']} pairs gives {out['figure']} +-{out['half_widths'][out['figure']] or 0:.3f}, "
+                 f"not +-{out['half_width']:g} (prior: {out['prior']}): widen the target or add pairs")
 
 
 @validate_app.command("sheet")
