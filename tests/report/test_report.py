@@ -46,12 +46,33 @@ def test_report_writes_the_page_and_every_table(tmp_path):
     assert [r["group"] for r in years] == ["2010", "2011", "2012", "2013"]
     assert sum(int(r["pairs"]) for r in _csv(tmp_path / "rep" / "scores.csv")) == 96
     phrases = _csv(tmp_path / "rep" / "phrases.csv")
-    # "running with dogs", lemmatised by the lookup lemmatizer
-    assert phrases[0]["phrase"] == "run with dog" and int(phrases[0]["count"]) == n_yes
+    # "running with dogs": its content words lemmatised by the lookup lemmatizer ("run" and "dog" alone
+    # only ever occur inside it: left out)
+    assert [p["phrase"] for p in phrases] == ["run dog"] and int(phrases[0]["count"]) == n_yes
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert page.count("<svg") == 4 and "<metadata" not in page
     assert not [u for u in re.findall(r"(?:src|href)=\"([^\"#]*)", page) if u not in ("", "pairs.html")]
     assert "pairs.html#spp-" in page and "<script" not in page
+    # the example pairs in three labelled lists, the highest scores in score order
+    assert "Examples of the phrases above (1)" in page and "Highest scores (10)" in page
+    assert "Most borderline (smallest |score − threshold|) (10)" in page
+    top = page.split("Highest scores (10)")[1].split("Most borderline")[0]
+    best = sorted(records, key=lambda r: -r["score"])[:10]
+    assert re.findall(r'>(c\d+-\d+)</a>', top) == [r["pair_id"] for r in best]
+
+
+def test_phrases_are_runs_of_content_lemmas_shared_across_spans():
+    from spacy_paraphrase.report.phrases import top_phrases
+
+    spans = ["a big dog", "the big dogs!", "big dogs barking", "a cat"]
+    records = [dict(record(f"p-{i}", "p", 0.9), spans=[{"side": "second", "label": "PARAPHRASE", "text": t}])
+               for i, t in enumerate(spans)]
+    rows, lemmatised = top_phrases(records)
+    assert lemmatised
+    # "big dog" in 3 spans ("big", "dog" only inside it); "big dog bark" once, its parts "bark", "dog bark" inside it
+    assert [(r["phrase"], r["count"], r["pairs"]) for r in rows] == [("big dog", 3, 3), ("big dog bark", 1, 1),
+                                                                      ("cat", 1, 1)]
+    assert rows[0]["example_pair_id"] == "p-0" and rows[2]["example_text"] == "a cat"
 
 
 def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
