@@ -42,4 +42,10 @@ from .sample import sample, sample_cli  # noqa: F401
 
 
 def main() -> None:
+    import sys
+
+    from wasabi import msg
+
+    if not sys.stdout.isatty():  # a pipe or a log: plain messages, one line each (no colour, no wrap)
+        msg.pretty = False
     app()

@@ -44,12 +44,19 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
         check_design_path(design_file, output)
     except ValueError as err:
         raise CommandError(str(err)) from None
+    try:  # never overwrite the design of another sheet (a second sheet drawn from the same records)
+        other = json.loads(Path(design_file).read_text(encoding="utf-8")).get("sheet")
+    except (OSError, ValueError, AttributeError):
+        other = None
+    if other and other != str(output.resolve()):
+        raise CommandError(f"{design_file} holds the design of another sheet, {other}: give --design-out")
     try:
         data = read_records(records, words_of=set())
         sample, design = draw(data.records, n, stratify, seed)
     except (RecordsError, ValueError) as err:
         raise CommandError(str(err)) from None
-    design.update(model=data.model, threshold=data.threshold, records=[str(p) for p in _inputs(records)])
+    design.update(model=data.model, threshold=data.threshold, records=[str(p) for p in _inputs(records)],
+                  sheet=str(output.resolve()))
     write_sheet(sheet_rows(sample), design, output, design_file)
     return dict(design, file=str(design_file))
 

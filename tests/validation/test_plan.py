@@ -77,3 +77,18 @@ def test_plan_command(tmp_path):
     assert "--for 'f1': choose one of rate, precision, recall" in failed(result)
     result = CliRunner().invoke(app, ["validate", "plan", str(path), "--half-width", "5"])
     assert "--half-width must be between 0 and 1" in failed(result)
+
+
+def test_plan_messages_are_one_line_in_a_pipe(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = write_records(tmp_path / "r.jsonl", corpus(40, 10))
+    env = dict(os.environ, COLUMNS="40", PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    proc = subprocess.run([sys.executable, "-m", "spacy_paraphrase", "validate", "plan", str(path), "--half-width",
+                           "0.1"], capture_output=True, text=True, env=env)
+    assert proc.returncode == 0, proc.stderr
+    line = [l for l in proc.stdout.splitlines() if "Code " in l]
+    assert len(line) == 1 and "validate sheet RECORDS -o coding/sheet.csv --n" in line[0] and "\x1b" not in proc.stdout

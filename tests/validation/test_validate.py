@@ -85,6 +85,11 @@ def test_the_design_never_goes_into_the_sheets_folder(tmp_path):
     result = runner.invoke(app, ["validate", "sheet", str(path), "-o", str(tmp_path / "c" / "sheet.csv"),
                                  "--design-out", str(tmp_path / "analyst" / "d.json")])
     assert result.exit_code == 0 and (tmp_path / "analyst" / "d.json").is_file()
+    # drawn again: its own design is replaced; another sheet's design is not
+    again = ["validate", "sheet", str(path), "--design-out", str(tmp_path / "analyst" / "d.json"), "-o"]
+    assert runner.invoke(app, again + [str(tmp_path / "c" / "sheet.csv")]).exit_code == 0
+    result = runner.invoke(app, again + [str(tmp_path / "c2" / "sheet.csv")])
+    assert "d.json holds the design of another sheet" in failed(result)
 
 
 def _design(tmp_path) -> str:
