@@ -61,11 +61,13 @@ def load_validation(path: Optional[Path], data: Records) -> Optional[Dict[str, A
     try:
         scores = json.loads(Path(path).read_text(encoding="utf-8"))
         threshold = scores["records"]["threshold"]
-        scores["agreement"], scores["model_vs_majority"], scores["rate"]
+        scores["agreement"], scores["model_vs_majority"], scores["rate"]["design_based"]
+        scores["ties"]["rule"], scores["estimator"]["used"]
     except OSError as err:
         raise ReportError(f"--validation {path}: {err.strerror}") from None
     except (ValueError, KeyError, TypeError):
-        raise ReportError(f"--validation {path}: not a scores file written by 'validate score'") from None
+        raise ReportError(f"--validation {path}: not a scores file written by this version's 'validate score' "
+                          "(score the sheets again)") from None
     if threshold is not None and data.threshold is not None and abs(threshold - data.threshold) > 1e-4:
         raise ReportError(f"--validation {path} scored records of threshold {threshold:g}, these records have "
                           f"{data.threshold:g}: validate the same records you report")

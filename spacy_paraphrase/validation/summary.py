@@ -35,7 +35,7 @@ def rows(scores: Dict[str, Any]) -> List[tuple]:
     out.append(("paraphrase rate, coders' majority weighted to the corpus (design-based)",
                 fmt(rate["design_based"]["value"]), _ci(rate["design_based"])))
     if "rogan_gladen" in rate:
-        out.append(("paraphrase rate, model's corrected for its errors (Rogan-Gladen)",
+        out.append(("paraphrase rate, the model's rate corrected for its errors (Rogan-Gladen)",
                     fmt(rate["rogan_gladen"]["value"]), _ci(rate["rogan_gladen"])))
     if "mean_vote" in scores:
         for key, name in (("rate", "paraphrase rate, coders' mean vote weighted to the corpus"),

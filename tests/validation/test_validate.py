@@ -162,6 +162,12 @@ def test_pairs_outside_the_design_and_a_report_of_other_records_are_refused(tmp_
     assert "pairs not drawn in the design" in failed(result) and extra in _out(result)
     assert runner.invoke(app, ["validate", "score", str(tmp_path / "ann.csv"), "-r", str(path), "-o",
                                str(tmp_path / "s.json"), _design(tmp_path)]).exit_code == 0
+    old = json.loads((tmp_path / "s.json").read_text())
+    old["rate"]["sample_weighted"] = old["rate"].pop("design_based")  # a scores file of the previous version
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    result = runner.invoke(app, ["report", str(path), "-o", str(tmp_path / "rep"), "--validation",
+                                 str(tmp_path / "old.json")])
+    assert "not a scores file written by this version's 'validate score'" in failed(result)
     new = write_records(tmp_path / "other.jsonl", corpus(3, 3, threshold=0.6))
     result = runner.invoke(app, ["report", str(new), "-o", str(tmp_path / "rep"), "--validation",
                                  str(tmp_path / "s.json")])
