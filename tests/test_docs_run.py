@@ -65,7 +65,7 @@ PLACEHOLDERS: Dict[Tuple, str] = {
     ("report", "DIR"): "out/report",
     ("report", "FIELD"): "second.speaker",
     ("report", "FIELD:year"): "meta.date:year",
-    (None, "SHEET.csv"): "sheet.csv",
+    (None, "SHEET.csv"): "coding/sheet.csv",  # the design goes beside the records, never in the sheet's folder
 }
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
@@ -93,9 +93,10 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase import-model AnnaWegmann/Highlight-Paraphrases-in-Dialog training/paper_model": HUB,
     "spacy_paraphrase import-model SOURCE OUTPUT_DIR [--revision REV] [--long-pairs windows] [--name NAME] [--force]":
         HUB,
-    "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
-    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
-    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl -o scores.json": CODED,
+    "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
+    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "
+    "-o scores.json": CODED,
     "spacy_paraphrase report interviews_scored.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 

@@ -8,7 +8,7 @@ convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-comm
 annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
 visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
 report          annotate records -> a corpus report: rates with intervals per group and over time, phrases
-validate        a coding sheet for human coders; agreement and corrected rates from coded sheets
+validate        how many pairs to code; a coding sheet for human coders; agreement and rates from coded sheets
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 tune            tune a setting of a paraphrase_spans or pair_classifier (a threshold, the span decoding,
                 the vote-share map) on pair Docs, and save it
@@ -44,4 +44,10 @@ from .sample import sample, sample_cli  # noqa: F401
 
 
 def main() -> None:
+    import sys
+
+    from wasabi import msg
+
+    if not sys.stdout.isatty():  # a pipe or a log: plain messages, one line each (no colour, no wrap)
+        msg.pretty = False
     app()
