@@ -76,6 +76,8 @@ CODED = ("needs sheets coded by people (the miniature has none); tests/validatio
          "sheets and reports them")
 HUB = ("fetches the authors' checkpoint from the Hugging Face hub; tests/test_import_model.py imports saved "
        "checkpoints of the same kind and runs the workflow paper_model on them")
+HUB_MADE = ("reads the pipeline the hub import just before it writes; tests/test_import_model.py annotates with an "
+            "imported pipeline")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
     "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
@@ -93,6 +95,8 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase import-model AnnaWegmann/Highlight-Paraphrases-in-Dialog training/paper_model": HUB,
     "spacy_paraphrase import-model SOURCE OUTPUT_DIR [--revision REV] [--long-pairs windows] [--name NAME] [--force]":
         HUB,
+    "spacy_paraphrase import-model SOURCE OUTPUT_DIR": HUB,
+    "spacy_paraphrase annotate training/paper_model dialogs.jsonl out/": HUB_MADE,
     "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
     "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
     "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "

@@ -360,7 +360,7 @@ def test_the_commands_take_the_imported_pipeline(imported, tmp_path):
         ["annotate", str(out), str(chat), str(records), "--no-count", "--with-probs"],
         ["visualize", str(records), str(tmp_path / "page.html")],
         ["report", str(records), "-o", str(tmp_path / "report")],
-        ["validate", "sheet", str(records), "-o", str(tmp_path / "sheet.csv"), "--n", "4"],
+        ["validate", "sheet", str(records), "-o", str(tmp_path / "coding" / "sheet.csv"), "--n", "4"],
     ]
     for args in steps:
         result = runner.invoke(app, args)
