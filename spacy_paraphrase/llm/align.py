@@ -186,11 +186,20 @@ def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
     return [i for i in range(n - m + 1) if list(seq[i : i + m]) == list(sub)]
 
 
-def prefix_ok(q_units: Sequence[str]) -> bool:
-    """The authors' rule: a quote's last unit may be a prefix of the turn's
-    unit (a word cut off mid-way); not for a one-unit quote, nor for a
-    last unit of one letter."""
-    return len(q_units) >= 2 and len(q_units[-1]) >= 2
+# The fewest letters of a cut-off last unit each step takes: any proper prefix (the authors' rule) where
+# every other unit of the quote matches word for word; where words were changed too (the fuzzy and short
+# steps), a letter or two is no evidence of a word.
+WORD_FOR_WORD_PREFIX, FUZZY_PREFIX, SHORT_PREFIX = 1, 2, 3
+
+
+def prefix_ok(q_units: Sequence[str], letters: int = FUZZY_PREFIX) -> bool:
+    """Whether a quote's last unit may be a prefix of the turn's unit (a word
+    cut off mid-way): for a quote of >= 2 units whose last unit has >= ``letters``
+    letters. The authors' rule takes any proper prefix of the last word, in a
+    quote of any length (a one-word quote of one letter matches the first word
+    that starts with it): too short to be evidence on its own, a one-unit quote
+    is never cut off here."""
+    return len(q_units) >= 2 and len(q_units[-1]) >= letters
 
 
 def _same(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> bool:
@@ -399,7 +408,7 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
     n = len(q_units)
     if not SHORT_UNITS[0] <= n <= SHORT_RUN[1] + 1:
         return []
-    prefix = prefix_ok(q_units) and len(q_units[-1]) >= 3
+    prefix = prefix_ok(q_units, SHORT_PREFIX)
     found: List[Tuple[Span, int, int, float]] = []
     lengths = sorted({n - 1, n} & set(range(SHORT_RUN[0], SHORT_RUN[1] + 1)))
     for turn in turns:
@@ -512,7 +521,7 @@ def _word_for_word(turn: Span, quote: str) -> Optional[QuoteAlignment]:
     q_units = text_units(quote)
     if not q_units:
         return None
-    prefix = prefix_ok(q_units)
+    prefix = prefix_ok(q_units, WORD_FOR_WORD_PREFIX)
     span = exact_run(turn, quote, prefix)
     if span is not None:
         return QuoteAlignment(span, "exact", 100.0)
