@@ -213,6 +213,18 @@ def _distinct(spans: List[Span]) -> List[Span]:
     return [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
 
 
+def _one_place(spans: List[Span], cut: bool) -> Optional[Span]:
+    """The place of a word-for-word match (in text order), or None; two places raise Ambiguous,
+    unless the quote's last word is cut off (``cut``) and every place completes it to the same
+    words (a phrase said again: "small busi" where "small businesses" occurs twice): then the
+    first, as the authors' rule takes it ("I said n" for "I said no" and "I said nothing" stays
+    ambiguous)."""
+    spans = _distinct(spans)
+    if len(spans) > 1 and not (cut and len({tuple(span_units(s)[0]) for s in spans}) == 1):
+        raise Ambiguous()
+    return spans[0] if spans else None
+
+
 def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
     text = turn.text
     full: List[Span] = []
@@ -230,24 +242,17 @@ def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
         span = turn.doc.char_span(turn.start_char + hit, turn.start_char + hit + len(quote), alignment_mode="expand")
         if span is not None and span.start >= turn.start and span.end <= turn.end:
             (cut if in_word else full).append(span)
-    spans = _distinct(full or cut)
-    if len(spans) > 1:
-        raise Ambiguous()
-    return spans[0] if spans else None
+    return _one_place(full or cut, not full)
 
 
 def normalized_run(turn: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
     units, owners = span_units(turn)
     m = len(q_units)
     hits = _find_all(units, q_units)
-    if not hits and prefix:
+    cut = not hits and prefix
+    if cut:
         hits = [i for i in range(len(units) - m + 1) if _same(units[i : i + m], q_units, True)]
-    if not hits:
-        return None
-    spans = _distinct([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits])
-    if len(spans) > 1:
-        raise Ambiguous()
-    return spans[0]
+    return _one_place([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits], cut)
 
 
 def _window_text(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> str:
