@@ -269,7 +269,8 @@ def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
     return int(first) + int(last)
 
 
-def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Optional[Tuple[Span, float]]:
+def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool,
+                 n_words: Optional[int] = None) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
     units, owners = span_units(turn)
@@ -290,7 +291,7 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
                 continue
             # a quote of 2-3 units: the units it shares with the window are evidence (step 3's strict rule:
             # the best window need not be the only place in the pair, so short_evidence does not loosen it)
-            if n <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
+            if min(n, n_words or n) <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
                 continue
             scored.append((score, -abs(length - n), i, i + length))
     if not scored:
@@ -361,7 +362,7 @@ def _form_of(unit: str, other: str) -> bool:
 
 
 def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole: bool = False,
-             lenient: bool = False, words: int = 0) -> bool:
+             lenient: bool = False, words: int = 0, changed: bool = False) -> bool:
     """Whether the quote units that match a place (``kept``; "" for a word
     matched only as a cut-off prefix) are evidence of it: two content words,
     or one that is not a frequent English word (``common_words.py``) among
@@ -380,8 +381,8 @@ def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole:
     content = [u for u in kept if _content(u)]
     if len(content) >= 2 or (whole and content and len(kept) >= 2):
         return True
-    if lenient and words >= 2:
-        return True
+    if lenient and words >= 2 and not changed:
+        return True  # not for frequent words and a word of the quote's own: "who signed the" is no "who is the"
     if not any(u not in COMMON_WORDS for u in content):
         return False
     return len(kept) >= 2 or (swap is not None and (lenient or (_content(swap[0]) and _content(swap[1]))))
@@ -447,7 +448,9 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                     kept = kept[:-1] + [""]  # a cut-off word: no evidence of its own
                     kept_at = [k for k in kept_at if k != n - 1]
                 whole = length > n or (length == n - 1 and extra is not None and filler(extra))
-                if not kept or not evidence(kept, swap, whole, lenient, _words(q_units, kept_at, word_of)):
+                # a word replaced, another than a filler put in, or another form of a word
+                changed = (extra is not None and not whole) or (length == n and any(alike))
+                if not kept or not evidence(kept, swap, whole, lenient, _words(q_units, kept_at, word_of), changed):
                     continue
                 # a filler that does not match was more likely put in ("just"), another word more
                 # likely replaces the turn's word: the other reading of the same place loses
@@ -536,10 +539,18 @@ def _word_for_word(turn: Span, quote: str) -> Optional[QuoteAlignment]:
     return None
 
 
+def _n_words(quote: str) -> int:
+    """How many whitespace words of ``quote`` hold a unit."""
+    return sum(1 for word in quote.split() if text_units(word))
+
+
 def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optional[QuoteAlignment]:
     """Step 3: the one place in ``turns`` where a short quote fits with one
     edit (of the fits that match the most quote units), else None."""
-    if sum(1 for word in quote.split() if text_units(word)) > SHORT_UNITS[1] + 1:
+    n_words = _n_words(quote)
+    if n_words == SHORT_UNITS[1] + 2:
+        return _inner_filler_fit(turns, quote, lenient)
+    if n_words > SHORT_UNITS[1] + 1:
         return None  # not a quote of 2-3 words (one more when a word was added)
     places = short_fits(turns, text_units(quote), lenient, unit_words(quote))
     if not places:
@@ -551,6 +562,35 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
         return None
     best = max(places, key=lambda p: (-p[2], p[3], p[0].end - p[0].start))
     return QuoteAlignment(best[0], "short", best[3])
+
+
+def _inner_filler_fit(turns: Sequence[Span], quote: str, lenient: bool) -> Optional[QuoteAlignment]:
+    """Step 3 for a quote of 4 words with a filler put in inside ("sell a basically free ticket?"): the
+    one place in ``turns`` of the quote without one of its inner fillers, word for word, when its
+    words are evidence, else None."""
+    from rapidfuzz import fuzz
+
+    words = [word for word in quote.split() if text_units(word)]
+    spans: List[Span] = []
+    for k in range(1, len(words) - 1):
+        if not all(filler(u) for u in text_units(words[k])):
+            continue
+        rest = " ".join(words[:k] + words[k + 1 :])
+        q_units = text_units(rest)
+        if not evidence(q_units, whole=True, lenient=lenient, words=_words(q_units, range(len(q_units)), unit_words(rest))):
+            continue
+        for turn in turns:
+            try:
+                span = normalized_run(turn, q_units, prefix_ok(q_units, WORD_FOR_WORD_PREFIX))
+            except Ambiguous:
+                return None
+            if span is not None:
+                spans.append(span)
+    spans = sorted(spans, key=lambda span: (span.start, span.end))
+    if len(_distinct(spans)) != 1:
+        return None
+    units = span_units(spans[0])[0]
+    return QuoteAlignment(spans[0], "short", float(fuzz.ratio(" ".join(units), " ".join(text_units(quote)))))
 
 
 def _pair_turns(turn: Span) -> List[Span]:
@@ -579,7 +619,7 @@ def align_quote(
             short = _uniqueshort_fits(_pair_turns(turn), quote, lenient)
             if short is not None and short.start >= turn.start and short.end <= turn.end:
                 return short
-            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units))
+            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units), _n_words(quote))
             found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
     except Ambiguous:
         return None
@@ -664,7 +704,7 @@ def locate_quote(
     q_units = text_units(quote)
     for name in (side, other):
         try:
-            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units))
+            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units), _n_words(quote))
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err
