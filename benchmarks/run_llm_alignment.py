@@ -552,6 +552,13 @@ def markdown(result: Dict) -> str:
         row = result["kinds"][kind]
         lines.append(f"| {kind} | {row['n_unique']} of {row['n']} | {row['found_rare']} of {row['n_rare']} | "
                      f"{row['found_frequent']} of {row['n_frequent']} |")
+    lines += ["", "Spans exactly the intended ones (perfect), ours and the authors' rule's, and quotes where the "
+              "authors' rule's Jaccard is higher than ours:", "",
+              "| quote kind | n | ours: perfect | authors' rule: perfect | ours below the authors' rule |", "|---|---|---|---|---|"]
+    for kind, row in result["kinds"].items():
+        if kind not in INVENTED:
+            lines.append(f"| {kind} | {row['n']} | {row['ours_perfect']} | {row['authors_perfect']} | "
+                         f"{row['below_authors']} |")
     return "\n".join(lines)
 
 
@@ -595,20 +602,30 @@ def compare(before: Dict, now: Dict) -> str:
 def bars(results: List[Dict]) -> str:
     """The issue's bars, one row per result (a split and a ``short_evidence``): each cell all / unique place."""
     lines = ["| data | short evidence | quotes of other pairs placed (of them with a one-edit place) | wrong-turn "
-             "quotes: span in the stated turn | cut-off last word: Jaccard | dropped second word: Jaccard | 2-3 words + 1 "
-             "added: found | 2-3 words, 1 replaced: found | mean Jaccard |", "|---|---|---|---|---|---|---|---|---|"]
+             "quotes: span in the stated turn | cut-off last word: Jaccard | last word cut to every prefix: Jaccard; "
+             "perfect, ours / authors' rule; below the authors' rule | dropped second word: Jaccard | 2-3 words + 1 "
+             "added: found | 2-3 words + a filler inside / 4 words + a filler inside: found | 2-3 words, 1 replaced: "
+             "found | mean Jaccard |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         k, s = r["kinds"], r["summary"]
 
         def two(kind, key):
-            return f"{k[kind][key]:.3f} / {k[kind][key + '_unique']:.3f}"
+            return f"{k[kind][key]:.3f} / {k[kind][key + '_unique']:.3f}" if kind in k else "—"
+
+        def every():
+            if "truncated_every" not in k:
+                return "—"
+            row = k["truncated_every"]
+            return (f"{two('truncated_every', 'ours_jaccard')}; {row['ours_perfect']} / {row['authors_perfect']} of "
+                    f"{row['n']}; {row['below_authors']}")
 
         wrong = {x: f"{k[x]['ours_wrong_turn'] * k[x]['n']:.0f} of {k[x]['n']}" for x in ("wrong_turn", "wrong_turn_echo")}
         lines.append(
             f"| {r['data']} | {r.get('short_evidence', 'strict')} | {s['ours_invented_aligned']} of {s['n_invented']} "
             f"({s.get('ours_invented_aligned_unique_fit', '?')} of {s.get('n_invented_unique_fit', '?')}) | "
             f"{wrong['wrong_turn']} (echoes {wrong['wrong_turn_echo']}) | {two('truncated_last', 'ours_jaccard')} | "
-            f"{two('dropped_second', 'ours_jaccard')} | {two('short_added', 'ours_found')} | "
+            f"{every()} | {two('dropped_second', 'ours_jaccard')} | {two('short_added', 'ours_found')} | "
+            f"{two('inner_filler', 'ours_found')}; {two('inner_filler_4', 'ours_found')} | "
             f"{two('short_replaced', 'ours_found')} | {s['ours_mean_jaccard_per_span']:.3f} / "
             f"{s['ours_mean_jaccard_per_span_unique']:.3f} |")
     return "\n".join(lines)

@@ -32,8 +32,12 @@ turn in four steps and stops at the first that finds it:
    content word replaced a content word; "the thing" with "thing" replaced,
    or "unclog the time" for "at the time", is no evidence. ``"lenient"``
    (the default) also takes matching units of >= 2 letters from two of the
-   quote's words ("if the time" for "if the North", "unclog the time" for
-   "at the time"; not the "it is" of "It's big", nor "U.S."), and a lone
+   quote's words when the quote's other unit is a filler put in or the quote
+   left a word out ("it was across" for "It was all across"; not the "it is"
+   of "It's big", nor "U.S."), but not when it replaced a word, is another
+   word put in or another form of a word: frequent words and a word of the
+   quote's own are no evidence ("who signed the" is not "who is the",
+   "coming from" not "come from", "unclog the time" not "at the time"), and a lone
    word that is not a frequent one whatever replaced its neighbour ("they
    stole" for "allegedly stole"). Which to use is a trade: on the alignment
    benchmark lenient finds 88% of the 2-3-word quotes with a word replaced
@@ -43,7 +47,10 @@ turn in four steps and stops at the first that finds it:
    only one **in the pair** (both turns of the Doc). At the edge, a quote unit that does
    not match reads as put in when it is a filler (the span leaves the turn's
    neighbour out) and as a replacement otherwise (the span takes the turn's
-   word in). Score: RapidFuzz ratio of the quote and the run.
+   word in). A quote of 4 words with a filler put in inside ("sell a
+   basically free ticket?") is the quote without that filler, word for word,
+   at its one place in the pair, when its words are evidence. Score:
+   RapidFuzz ratio of the quote and the run.
 4. ``fuzzy``: every window of the turn's units whose length is within
    ``max(1, round(0.5 * n))`` of the quote's ``n`` units and that holds one
    of the quote's content words or a form of it (any of its words, when it
@@ -51,7 +58,8 @@ turn in four steps and stops at the first that finds it:
    compared with the quote (RapidFuzz ``fuzz.ratio`` on the units joined by
    spaces, 0-100); the best window counts when its score is >=
    ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
-   length closest to the quote's; for a quote of 2-3 units, the units it
+   length closest to the quote's; for a quote of 2-3 units or 2-3 words
+   ("he didn't think" is not "I don't think"), the units it
    shares with the window must be evidence as in step 3, by the strict rule
    whatever ``short_evidence`` says (the best window need not be the only
    place in the pair). Of the windows over
@@ -61,10 +69,18 @@ turn in four steps and stops at the first that finds it:
    word off), and of those, the one that holds more of the quote's units in
    order ("You you did" is "You said you did", not "you did").
 
-In every step the quote's last unit may be a prefix of the turn's unit (the
-authors' rule for a word cut off mid-way: "the new sch" is "the new
-school"), for quotes of >= 2 units whose last unit has >= 2 letters (>= 3 in
-step 3); a whole-word match wins over a prefix match.
+In every step the quote's last unit may be a prefix of the turn's unit (a
+word cut off mid-way: "the new sch" is "the new school"), for quotes of >= 2
+units: in steps 1 and 2, where every other unit matches word for word, any
+proper prefix, one letter included ("it had come in the m" is "... in the
+mail", "a p" is "a pope"), as the authors' rule (which takes any proper
+prefix of the last word, also of a one-word quote); in step 4 from 2 letters,
+in step 3 from 3 (with a word changed too, a letter or two is no evidence).
+A one-unit quote is never cut off: too short to be evidence on its own. A
+whole-word match wins over a prefix match; a cut-off quote whose places all
+complete it to the same words (a phrase said again: "positive train c") takes
+the first, as the authors' rule does, and one that completes to different
+words ("I said n": "no", "nothing") is ambiguous.
 
 A quote that matches in two places that do not overlap, equally well (two
 exact or normalized occurrences, or two fuzzy windows with the same best
