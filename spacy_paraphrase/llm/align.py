@@ -40,10 +40,10 @@ turn in four steps and stops at the first that finds it:
    "coming from" not "come from", "unclog the time" not "at the time"), and a lone
    word that is not a frequent one whatever replaced its neighbour ("they
    stole" for "allegedly stole"). Which to use is a trade: on the alignment
-   benchmark lenient finds 88% of the 2-3-word quotes with a word replaced
-   whose place is unique in the pair (strict 74-76%), and more of those with
-   a word added, and gives a span to 0.1-0.3% of the quotes of other pairs
-   (strict none): docs/llm.md, "Alignment: measured". The fit must be the
+   benchmark lenient finds 78-88% of the 2-3-word quotes with a word replaced
+   whose place is unique in the pair (strict 73-76%), and more of those with
+   a word added, and gives a span to 0.2% of the quotes of other pairs
+   (strict 0.05-0.1%): docs/llm.md, "Alignment: measured". The fit must be the
    only one **in the pair** (both turns of the Doc). At the edge, a quote unit that does
    not match reads as put in when it is a filler (the span leaves the turn's
    neighbour out) and as a replacement otherwise (the span takes the turn's
