@@ -390,8 +390,11 @@ def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole:
     word replaced, or "the process" for "election process" could be anywhere.
     ``lenient`` (``short_evidence = "lenient"``, the default of ``locate_quote``)
     also takes matching units of two or more letters from two of the quote's
-    words (``words``: "if the" of "if the time" for "if the North"; not
-    "U.S.", nor the "it is" of "it's easy"), and a lone word that is not a
+    words (``words``: "it was" of "it was across" for "It was all across"; not
+    "U.S.", nor the "it is" of "it's easy") unless ``changed`` (the quote's
+    unit that does not match replaced a word, is another word than a filler
+    put in, or a matching word is another form: "who signed the" is not "who
+    is the"), and a lone word that is not a
     frequent one whatever replaced its neighbour ("convince big" for
     "convince them", and so also "the process" for "election process")."""
     content = [u for u in kept if _content(u)]
