@@ -10,7 +10,8 @@ ContextDeP dev:
    --with-probs``); without ``--model``, with the lexical baseline
    (``baseline lexical``), which needs no training;
 3. writes one coding sheet per dev annotator (their votes as labels) and
-   scores them (``validate score``): dev's annotators as the human coders;
+   scores them (``validate score --design none --tie not-paraphrase``):
+   dev's annotators as the human coders, every pair coded, a tie as "no";
 4. writes the report (``report --by conversation.program --validation``),
    its screenshot by headless Chromium
    (``docs/images/report_example.png``) and the key numbers between the
@@ -116,8 +117,10 @@ def numbers_table(summary: dict, scores: dict, model: str) -> str:
     for key in ("precision", "recall", "f1"):
         entry = scores["model_vs_majority"][key]
         rows.append((f"model {key}", f"{entry['value']:.3f}", ci(entry)))
-    for key, name in (("sample_weighted", "rate, coders' majority"), ("rogan_gladen", "rate, Rogan-Gladen corrected")):
-        entry = scores["rate"][key]
+    for key, name in (("design_based", "rate, coders' majority"), ("rogan_gladen", "rate, Rogan-Gladen corrected")):
+        entry = scores["rate"].get(key)
+        if entry is None:  # not reported where it cannot differ from the coders' rate
+            continue
         rows.append((name, "–" if entry["value"] is None else f"{entry['value']:.3f}", ci(entry)))
     return "\n".join(["| figure | value | 95% interval |", "|---|---|---|"] + [f"| {a} | {b} | {c} |" for a, b, c in rows])
 
@@ -150,7 +153,9 @@ def main(argv=None) -> int:
         run("annotate", model, str(work / "contextdep-dev"), str(annotated), "--output-format", "convokit",
             "--with-probs")
         sheets = [p.relative_to(ROOT) for p in write_sheets(votes, ROOT / work / "sheets")]
-        run("validate", "score", *map(str, sheets), "-r", str(annotated), "-o", str(work / "scores.json"))
+        # every dev pair is coded (a census: no design); a tie counts as "no", as in ContextDeP's gold
+        run("validate", "score", *map(str, sheets), "-r", str(annotated), "--design", "none",
+            "--tie", "not-paraphrase", "-o", str(work / "scores.json"))
         run("report", str(annotated), "-o", str(work / "report"), "--by", "conversation.program",
             "--validation", str(work / "scores.json"))
         work = ROOT / work

@@ -76,6 +76,22 @@ def widen_alignment(doc: Doc, align: Ragged) -> Ragged:
     return Ragged(flat.astype(align.dataXd.dtype), new_lengths.astype(align.lengths.dtype))
 
 
+def word_first_piece(doc: Doc, first_piece: numpy.ndarray) -> numpy.ndarray:
+    """Per token, the first wordpiece of its word: the smallest of its word's
+    tokens' first pieces (``first_piece``: one per token, -1 = none; the
+    pair transformer's ``plan.first_piece_of_tokens``), -1 when the word has
+    none. Word-list input (one token per word) is returned unchanged."""
+    first = numpy.asarray(first_piece, dtype="int64")
+    index = word_index(doc)
+    if len(index) == 0 or index[-1] + 1 == len(index):
+        return first
+    starts = numpy.flatnonzero(numpy.diff(index, prepend=-1))
+    big = numpy.iinfo("int64").max
+    per_word = numpy.minimum.reduceat(numpy.where(first >= 0, first, big), starts)
+    out = per_word[index]
+    return numpy.where(out == big, -1, out)
+
+
 def word_values(doc: Doc, values: numpy.ndarray,
                 bounds: Optional[List[Tuple[int, int]]] = None) -> numpy.ndarray:
     """One value per word: the largest of its tokens' values (NaN only if all

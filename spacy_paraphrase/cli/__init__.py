@@ -8,7 +8,7 @@ convert FORMAT  dataset file -> .spacy file of reference pair Docs (one sub-comm
 annotate        score every turn pair of a dialog corpus -> JSON records (docs/annotate.md)
 visualize       HTML of pair Docs or annotate records: both turns, shaded words, linked spans
 report          annotate records -> a corpus report: rates with intervals per group and over time, phrases
-validate        a coding sheet for human coders; agreement and corrected rates from coded sheets
+validate        how many pairs to code; a coding sheet for human coders; agreement and rates from coded sheets
 evaluate        score a pipeline on pair Docs (keeps the turns; prints and saves every key)
 tune            tune a setting of a paraphrase_spans or pair_classifier (a threshold, the span decoding,
                 the vote-share map) on pair Docs, and save it
@@ -18,6 +18,7 @@ baseline        write a pipeline with a reference baseline (lexical / always)
 split           hold out a seeded random dev split of a .spacy file
 sample          write a seeded random subsample of a .spacy file
 quantize        copy a trained pipeline as one whose transformer runs in int8 on CPU
+import-model    a published Hugging Face token classifier (the paper's own model) as a pipeline
 backbone        list / install the backbones that can be built offline
 llm             serve a local LLM; silver training data from an LLM pipeline
 """
@@ -31,6 +32,7 @@ from .visualize import visualize, visualize_cli  # noqa: F401
 from .report import report, report_cli  # noqa: F401
 from .validate import validate_app  # noqa: F401
 from .quantize import quantize, quantize_cli  # noqa: F401
+from .import_model import import_model, import_model_cli  # noqa: F401
 from .llm import llm_app  # noqa: F401
 from .evaluate import evaluate, evaluate_cli  # noqa: F401
 from .tune import tune, tune_cli  # noqa: F401
@@ -42,4 +44,10 @@ from .sample import sample, sample_cli  # noqa: F401
 
 
 def main() -> None:
+    import sys
+
+    from wasabi import msg
+
+    if not sys.stdout.isatty():  # a pipe or a log: plain messages, one line each (no colour, no wrap)
+        msg.pretty = False
     app()

@@ -3,8 +3,10 @@
 and exits with status 1, no traceback). As in ``spacy/cli/_util.py``, this
 module imports nothing heavy: each command imports what it needs when it
 runs, so ``--help`` costs about what spaCy's does."""
+import os
+import sys
 from pathlib import Path
-from typing import Annotated, Callable, Dict, List, Optional, TypeVar
+from typing import Annotated, Callable, Dict, List, NoReturn, Optional, TypeVar
 
 import typer
 from wasabi import msg
@@ -20,12 +22,29 @@ class CommandError(Exception):
     """A problem with the command's input or options; its message is the one line shown."""
 
 
+def fail(message: str) -> NoReturn:
+    """Print ``message`` as one line (never wrapped: the terminal wraps it
+    to its own width, and a log of it can be grepped) with the failure mark,
+    in colour only on a terminal without NO_COLOR / ANSI_COLORS_DISABLED,
+    and exit with status 1."""
+    mark = "\u2718"
+    try:
+        mark.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        mark = "x"
+    line = f"{mark} " + " ".join(str(message).split())
+    if sys.stdout.isatty() and not (os.environ.get("NO_COLOR") or os.environ.get("ANSI_COLORS_DISABLED")):
+        line = f"\x1b[38;5;1m{line}\x1b[0m"
+    print(line, flush=True)
+    sys.exit(1)
+
+
 def run_command(function: Callable[..., T], *args, **kwargs) -> T:
-    """Call a command's plain function; a ``CommandError`` exits with its message."""
+    """Call a command's plain function; a ``CommandError`` exits with its message (``fail``)."""
     try:
         return function(*args, **kwargs)
     except CommandError as err:
-        msg.fail(str(err), exits=1)
+        fail(str(err))
 
 
 def require_report_extra() -> None:

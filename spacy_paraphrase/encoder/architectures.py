@@ -25,6 +25,8 @@ def create_pair_transformer_model(
     max_length: int = 0,
     max_padding: float = DEFAULT_MAX_PADDING,
     quantize: str = "",
+    long_pairs: str = "windows",
+    token_types: str = "pair",
 ) -> Model[List[Doc], FullTransformerBatch]:
     """The pair-aware transformer, for the stock ``transformer`` component.
 
@@ -44,6 +46,11 @@ def create_pair_transformer_model(
         smoothed by a calibration saved with the weights (``quantize --method
         int8-smooth --calibrate PAIRS``; ``quantize.py``). Inference on CPU only; training raises an error. Override it at
         load time: ``spacy.load(path, config={"components.transformer.model.quantize": "int8-token"})``.
+    long_pairs (str): a pair over ``max_length`` pieces: "windows" (every token
+        scored, the default) or "truncate" (cut at the end, the ContextDeP
+        authors' inference; ``plan.LONG_PAIRS``).
+    token_types (str): "pair" (0 / 1 for the two turns, the default) or
+        "single" (all 0, the authors' one-sequence input; ``plan.TOKEN_TYPES``).
     """
     model = PairTransformerModel(
         name,
@@ -53,6 +60,8 @@ def create_pair_transformer_model(
         grad_scaler_config=grad_scaler_config,
         max_length=max_length,
         max_padding=max_padding,
+        long_pairs=long_pairs,
+        token_types=token_types,
     )
     return set_quantize(model, check_quantize(quantize))
 
@@ -75,6 +84,8 @@ def create_inline_pair_transformer(
     max_length: int = 0,
     max_padding: float = DEFAULT_MAX_PADDING,
     quantize: str = "",
+    long_pairs: str = "windows",
+    token_types: str = "pair",
 ) -> Model[List[Doc], List[TransformerData]]:
     """A pair-aware transformer owned by one component (no sharing), giving
     the same per-Doc ``TransformerData`` as the listener; the settings are
@@ -88,6 +99,8 @@ def create_inline_pair_transformer(
         max_length=max_length,
         max_padding=max_padding,
         quantize=quantize,
+        long_pairs=long_pairs,
+        token_types=token_types,
     )
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)

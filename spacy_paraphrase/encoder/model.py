@@ -31,10 +31,11 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.file_utils import ModelOutput
 
 from ..backbones.resolve import BackboneNotFound, resolve_backbone
+from ..config_attrs import from_config
 from ..backbones.resolve import hub_cached_folder, weights_sha256
 from ..pair_doc import get_turns
 from .batching import DEFAULT_MAX_PADDING, run_transformer
-from .plan import PaddedPieces, encode_pairs, padded_pieces
+from .plan import PaddedPieces, check_long_pairs, check_token_types, encode_pairs, padded_pieces
 from .shim import PairHFShim, limit_threads_in_worker
 
 DEFAULT_MAX_LENGTH = 512
@@ -51,6 +52,7 @@ class PairTransformerBatch(FullTransformerBatch):
     because the pair exceeded the model's maximum length."""
 
     cut_tokens: Optional[List[numpy.ndarray]] = None
+    first_piece: Optional[numpy.ndarray] = None  # per token of the batch (plan.PairPlan)
 
     def split_by_doc(self) -> List[TransformerData]:
         """spacy-transformers' ``split_by_doc`` for whole-Doc spans: each Doc's
@@ -82,6 +84,9 @@ class PairTransformerBatch(FullTransformerBatch):
             data = TransformerData(wordpieces=self.wordpieces[row:end], model_output=model_output, align=doc_align)
             if self.cut_tokens is not None:
                 data.cut_tokens = self.cut_tokens[i]  # type: ignore[attr-defined]
+            if self.first_piece is not None:
+                first = self.first_piece[token : token + n_tokens]
+                data.first_piece = numpy.where(first >= 0, first - row * row_length, -1)  # type: ignore[attr-defined]
             outputs.append(data)
             row, token = end, token + n_tokens
         return outputs
@@ -111,7 +116,11 @@ class PairTransformerModel(TransformerModel):
         grad_scaler_config: dict = SimpleFrozenDict(),
         max_length: int = 0,
         max_padding: float = DEFAULT_MAX_PADDING,
+        long_pairs: str = "windows",
+        token_types: str = "pair",
     ):
+        check_long_pairs(long_pairs)
+        check_token_types(token_types)
         tokenizer_config = dict(tokenizer_config)
         tokenizer_config.setdefault("use_fast", True)
         # The weights come in pair_init: the HF objects are empty until then.
@@ -131,6 +140,8 @@ class PairTransformerModel(TransformerModel):
             grad_scaler_config=dict(grad_scaler_config),
             max_length=max_length,
             max_padding=max_padding,
+            long_pairs=long_pairs,
+            token_types=token_types,
         )
         Model.__init__(
             self,
@@ -147,15 +158,20 @@ class PairTransformerModel(TransformerModel):
                 "flush_cache_chance": 0.0,
                 "replace_listener": replace_listener,
                 "replace_listener_cfg": replace_listener_cfg,
-                "max_length": max_length,
-                "max_padding": float(max_padding),
+                # the config decides these, also when a saved pipeline loads (config_attrs.py)
+                "max_length": from_config(int(max_length)),
+                "max_padding": from_config(float(max_padding)),
+                "long_pairs": from_config(long_pairs),
+                "token_types": from_config(token_types),
                 "init_args": init_args,
             },
         )
         self.planned: Dict[Tuple[int, ...], Future] = {}
 
     def copy(self):
-        copied = PairTransformerModel(self.attrs["name"], **self.attrs["init_args"])
+        args = dict(self.attrs["init_args"])
+        args.update({key: self.attrs[key] for key in ("max_length", "max_padding", "long_pairs", "token_types")})
+        copied = PairTransformerModel(self.attrs["name"], **args)
         params = {}
         for pname in self.param_names:
             params[pname] = self.get_param(pname) if self.has_param(pname) else None
@@ -266,7 +282,15 @@ def batch_key(docs: List[Doc]) -> Tuple[int, ...]:
 def plan_ahead(model: PairTransformerModel, docs: List[Doc], executor: Executor) -> None:
     """Start the tokenize-and-align plan of ``docs`` on ``executor``; the
     forward pass over the same Docs waits for it instead of planning itself."""
-    model.planned[batch_key(docs)] = executor.submit(encode_pairs, model.tokenizer, docs, get_max_length(model))
+    model.planned[batch_key(docs)] = executor.submit(plan_batch, model, docs)
+
+
+def plan_batch(model: PairTransformerModel, docs: List[Doc]):
+    """The tokenize-and-align plan of ``docs`` with the model's settings
+    (``max_length``, ``long_pairs``, ``token_types``; ``plan.encode_pairs``)."""
+    return encode_pairs(model.tokenizer, docs, get_max_length(model),
+                        long_pairs=model.attrs.get("long_pairs", "windows"),
+                        token_types=model.attrs.get("token_types", "pair"))
 
 
 def pair_forward(
@@ -278,12 +302,14 @@ def pair_forward(
     _check_fast(model.tokenizer)
     max_length = get_max_length(model)
     future = model.planned.pop(batch_key(docs), None) if isinstance(model, PairTransformerModel) else None
-    plan = future.result() if future is not None else encode_pairs(model.tokenizer, docs, max_length)
+    plan = future.result() if future is not None else plan_batch(model, docs)
     n_cut = sum(1 for cut in plan.cut_tokens if cut.any())
     if n_cut:
+        why = (f"are longer than the transformer's {max_length} wordpieces and long_pairs = 'truncate' "
+               "cut them at the end" if model.attrs.get("long_pairs") == "truncate" else
+               f"have a token longer than a whole window of the transformer ({max_length} wordpieces)")
         warnings.warn(
-            f"{n_cut} of {len(docs)} pair Docs in this batch have a token longer than a "
-            f"whole window of the transformer ({max_length} wordpieces); the pieces that "
+            f"{n_cut} of {len(docs)} pair Docs in this batch {why}; the pieces that "
             "did not fit were cut and tokens left without any get no probability "
             "(attrs['truncated'] is True on their paraphrase span group).",
             TruncationWarning,
@@ -298,6 +324,7 @@ def pair_forward(
         model_output=model_output,
         align=plan.align,
         cut_tokens=plan.cut_tokens,
+        first_piece=plan.first_piece,
     )
 
     def backprop(d_output: FullTransformerBatch) -> List[Doc]:

@@ -273,12 +273,15 @@ class PairPlan:
     cut_tokens: per Doc, a boolean array of the tokens that got no piece
         because a single window still overflowed (a token longer than a window).
     rows: per Doc, its number of sequences.
+    first_piece: per token in Doc order, its first piece (flat index as in
+        ``align``; -1: none): what the tagger's ``pooling = "first"`` reads.
     """
 
     pieces: PaddedPieces
     align: Ragged
     cut_tokens: List[numpy.ndarray]
     rows: List[int]
+    first_piece: Optional[numpy.ndarray] = None  # int64 per token: ``first_piece_of_tokens``
 
 
 _VOCABS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -331,33 +334,71 @@ def sequence_ids(encodings) -> numpy.ndarray:
     return out
 
 
-def encode_pairs(tokenizer, docs: List[Doc], max_length: int) -> PairPlan:
+# How a pair longer than the model's maximum length is encoded (the
+# transformer's ``long_pairs`` setting): "windows" (this project's default,
+# every token scored) or "truncate" (the ContextDeP authors' inference: one
+# sequence cut at ``max_length`` pieces from its end, as their single
+# ``first words + ["[SEP]"] + second words`` sequence with ``truncation=True``
+# is cut; the tokens past the cut get no piece and are marked cut).
+LONG_PAIRS = ("windows", "truncate")
+# Which token type ids the pieces carry (the ``token_types`` setting): "pair"
+# (0 for the first turn, 1 for the second: a real text pair, this project's
+# default) or "single" (all 0, as the authors' one-sequence input gives them;
+# the same ids otherwise). Only models with token-type embeddings (BERT) see
+# the difference; DeBERTa-v3 has none.
+TOKEN_TYPES = ("pair", "single")
+
+
+def check_long_pairs(value: str) -> str:
+    if value not in LONG_PAIRS:
+        raise ValueError(f"Unknown long_pairs {value!r}: choose one of {LONG_PAIRS}")
+    return value
+
+
+def check_token_types(value: str) -> str:
+    if value not in TOKEN_TYPES:
+        raise ValueError(f"Unknown token_types {value!r}: choose one of {TOKEN_TYPES}")
+    return value
+
+
+def encode_pairs(tokenizer, docs: List[Doc], max_length: int, long_pairs: str = "windows",
+                 token_types: str = "pair") -> PairPlan:
     """Tokenize the pair Docs as text pairs and align the pieces to tokens.
 
     A pair that fits in ``max_length`` pieces is one sequence. A longer pair
     is encoded as several sequences (windows, see ``windows.pair_windows``); a
     token in several windows is aligned to its pieces in all of them, so its
     vector is the mean over every window that contains it (the merge rule).
+    With ``long_pairs="truncate"`` it is one sequence cut at ``max_length``
+    (``LONG_PAIRS``). ``token_types``: ``TOKEN_TYPES``.
     The alignment of the whole batch is one array computation
     (``alignment.align_pieces`` over the Docs' texts laid end to end).
     """
+    check_long_pairs(long_pairs)
+    check_token_types(token_types)
     turns = [get_turns(doc) for doc in docs]
     texts = [doc.text for doc in docs]  # doc.text is rebuilt on every access
     firsts = [text[a.start_char : a.end_char] for text, (a, _) in zip(texts, turns)]
     seconds = [text[b.start_char : b.end_char] for text, (_, b) in zip(texts, turns)]
+    truncate = long_pairs == "truncate"
     first_pass = tokenizer(
         firsts,
         seconds,
         add_special_tokens=True,
-        truncation="longest_first",
-        max_length=max_length,
+        truncation=False if truncate else "longest_first",
+        max_length=None if truncate else max_length,
         padding="longest",
         return_offsets_mapping=True,
         return_attention_mask=True,
         return_token_type_ids=None,
         return_tensors="np",
+        verbose=False,
     )
-    overflowing = [bool(enc.overflowing) for enc in first_pass.encodings]
+    if truncate:
+        first_pass, cut_rows = _truncate_tail(first_pass, max_length)
+        overflowing = [False] * len(docs)
+    else:
+        overflowing = [bool(enc.overflowing) for enc in first_pass.encodings]
     # One row per sequence: its Doc, and where its first / second text starts in the Doc
     row_doc: List[int] = []
     row_starts: List[Tuple[int, int]] = []
@@ -374,7 +415,12 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int) -> PairPlan:
             row_doc.append(i)
             row_starts.append((sa, sb))
             window_texts.append((texts[i][sa:ea], texts[i][sb:eb]))
-    if not window_texts:
+    if truncate:
+        padded = first_pass
+        offsets = numpy.asarray(first_pass["offset_mapping"], dtype="int64")
+        seq_ids = first_pass["sequence_ids"]
+        overflowed = cut_rows
+    elif not window_texts:
         # No windows (the common case): the first pass is already one padded batch.
         padded = first_pass
         offsets = numpy.asarray(first_pass["offset_mapping"], dtype="int64")
@@ -392,10 +438,10 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int) -> PairPlan:
     visible = seq_ids >= 0
     begin = numpy.where(visible, offsets[:, :, 0] + base, 0)
     end = numpy.where(visible, numpy.minimum(offsets[:, :, 1] + base, doc_end), 0)
-    tokens, pieces = align_pieces(index, begin, end)
+    tokens, aligned_pieces = align_pieces(index, begin, end)
     n_tokens = int(index.token_base[-1])
     lengths = numpy.bincount(tokens, minlength=n_tokens)
-    align = Ragged(pieces.astype("i"), lengths.astype("i"))
+    align = Ragged(aligned_pieces.astype("i"), lengths.astype("i"))
     cut_tokens = []
     for i, doc in enumerate(docs):
         cut = numpy.zeros((len(doc),), dtype="bool")
@@ -408,7 +454,74 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int) -> PairPlan:
                 cut[turn.start : turn.end] = none[turn.start : turn.end]
         cut_tokens.append(cut)
     rows = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
-    return PairPlan(padded_pieces(tokenizer, padded), align, cut_tokens, rows)
+    first = first_piece_of_tokens(tokens, aligned_pieces, n_tokens, seq_ids)
+    padded_rows = padded_pieces(tokenizer, padded)
+    if token_types == "single" and padded_rows.token_type_ids is not None:
+        padded_rows.token_type_ids = numpy.zeros_like(padded_rows.token_type_ids)
+    return PairPlan(padded_rows, align, cut_tokens, rows, first)
+
+
+def first_piece_of_tokens(tokens: numpy.ndarray, pieces: numpy.ndarray, n_tokens: int,
+                          seq_ids: numpy.ndarray) -> numpy.ndarray:
+    """Per token (batch order), its first piece: the smallest piece aligned to
+    it, or the piece just before that one when that piece is text of a turn
+    aligned to no token (a sentencepiece tokenizer's lone ``"▁"`` before a word
+    it has no ``"▁word"`` piece for: ``"▁", "each"``). The tokenizer counts
+    such a piece as the word's first sub-word (``word_ids``), and the ContextDeP
+    authors read each word there; the alignment (``align_pieces``) leaves it
+    out because it covers only whitespace. -1 for a token with no piece.
+
+    tokens, pieces: the (token, piece) pairs of ``align_pieces``, sorted by
+        token then piece. seq_ids: per row and piece, the sequence id (-1:
+        special or padding)."""
+    first = numpy.full((n_tokens,), -1, dtype="int64")
+    if len(tokens) == 0:
+        return first
+    bounds = numpy.flatnonzero(numpy.diff(tokens, prepend=-1))
+    first[tokens[bounds]] = pieces[bounds]
+    flat_seq = numpy.asarray(seq_ids).ravel()
+    width = seq_ids.shape[1] if seq_ids.ndim == 2 else len(flat_seq)
+    aligned = numpy.zeros((len(flat_seq),), dtype=bool)
+    aligned[pieces] = True
+    orphans = numpy.flatnonzero((flat_seq >= 0) & ~aligned)
+    orphans = orphans[(orphans + 1) % max(width, 1) != 0]  # has a next piece in its row
+    if len(orphans):
+        # the token each piece starts: the first token aligned to it
+        token_of = numpy.full((len(flat_seq),), -1, dtype="int64")
+        token_of[pieces[::-1]] = tokens[::-1]
+        nxt = orphans + 1
+        t = token_of[nxt]
+        lead = (t >= 0) & (flat_seq[nxt] == flat_seq[orphans])
+        lead[lead] &= first[t[lead]] == nxt[lead]  # the token's first piece follows it
+        first[t[lead]] = orphans[lead]
+    return first
+
+
+def _truncate_tail(encoding, max_length: int):
+    """The rows of an untruncated, padded pair encoding cut as the authors'
+    one sequence is cut (``truncation=True``): a row longer than
+    ``max_length`` keeps its first ``max_length - 1`` pieces and its final
+    special token (so the cut falls in the second turn, or in the first turn
+    when that alone is too long, and then the second turn is lost).
+    Returns the cut arrays (a dict with ``sequence_ids`` added) and, per row,
+    whether it was cut."""
+    mask = numpy.asarray(encoding["attention_mask"])
+    lengths = mask.sum(axis=1).astype("int64")
+    seq_ids = sequence_ids(encoding.encodings)
+    out = {key: numpy.array(encoding[key]) for key in ("input_ids", "attention_mask", "offset_mapping")
+           if key in encoding}
+    if "token_type_ids" in encoding:
+        out["token_type_ids"] = numpy.array(encoding["token_type_ids"])
+    out["sequence_ids"] = seq_ids
+    cut_rows = lengths > max_length
+    if cut_rows.any():
+        last = max_length - 1
+        for r in numpy.flatnonzero(cut_rows):
+            end = int(lengths[r]) - 1  # the row's final special token
+            for key in out:
+                out[key][r, last] = out[key][r, end]
+        out = {key: value[:, :max_length] for key, value in out.items()}
+    return out, cut_rows
 
 
 def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, row_doc, n_docs):

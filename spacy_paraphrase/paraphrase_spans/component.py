@@ -30,6 +30,7 @@ from ..encoder.batching import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from .model import TokenScores
+from .pair_score import pair_score_and_token
 from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_token_targets
@@ -116,17 +117,10 @@ def make_paraphrase_spans(
 
 
 def _pair_score_token(doc: Doc, scores: TokenScores) -> Optional[int]:
-    """The token whose probability is the pair score (min over turns of the
-    max over the turn's tokens with wordpieces), or None."""
-    best = []
-    for turn in get_turns(doc):
-        has = (scores.n_pieces[turn.start : turn.end] > 0) & ~scores.cut[turn.start : turn.end]
-        if not has.any():
-            return None
-        p = numpy.where(has, scores.probs[turn.start : turn.end], -1.0)
-        j = int(numpy.argmax(p))
-        best.append((float(p[j]), turn.start + j))
-    return min(best)[1]
+    """The token whose probability is the pair score (``pair_score.py``) among
+    the tokens with wordpieces, or None."""
+    has = (scores.n_pieces > 0) & ~scores.cut
+    return pair_score_and_token(doc, numpy.where(has, scores.probs, numpy.nan))[1]
 
 
 class ParaphraseSpans(TrainablePipe):

@@ -12,6 +12,13 @@ Its output is one ``TokenScores`` per Doc. Tokens without wordpieces get no
 probability from the model (NaN): whitespace tokens, tokens the tokenizer maps
 to nothing, and tokens cut from an over-long pair (``cut`` is True for those).
 The readout decides what such tokens get (``readout.fill_unscored``).
+
+Two settings reproduce the ContextDeP authors' token classifiers
+(``import_model.py`` writes them): ``pooling = "first"`` reads each word at its
+first wordpiece instead of the mean of its pieces, and ``head_labels = 2`` is a
+two-label linear head whose probability is the softmax of label 1 (equal to the
+sigmoid of the two logits' difference), the head of
+``AutoModelForTokenClassification`` with ``num_labels=2``.
 """
 from dataclasses import dataclass
 from typing import List, Tuple, cast
@@ -24,8 +31,12 @@ from thinc.types import Floats1d, Floats2d
 from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 
+from ..config_attrs import from_config
 from ..encoder.model import check_transformer_output, tok2vec_width
-from ..words import widen_alignment
+from ..words import widen_alignment, word_first_piece
+
+
+POOLINGS = ("mean", "first")
 
 
 @dataclass
@@ -43,6 +54,8 @@ def build_paraphrase_tagger(
     tok2vec: Model[List[Doc], List[TransformerData]],
     dropout: float = 0.1,
     grad_factor: float = 1.0,
+    pooling: str = "mean",
+    head_labels: int = 1,
 ) -> Model[List[Doc], List[TokenScores]]:
     """Token probabilities of "part of the paraphrase" over a pair Doc.
 
@@ -52,14 +65,26 @@ def build_paraphrase_tagger(
     dropout (float): dropout on the pooled token vectors during training.
     grad_factor (float): scales the gradient sent to the transformer
         (0 freezes it with respect to this component).
+    pooling (str): how a word's wordpiece vectors become its vector: "mean"
+        (all its pieces, the default) or "first" (its first piece, as the
+        ContextDeP authors read their classifier; with windows, its first
+        piece in the first window that holds it).
+    head_labels (int): 1 (one logit, sigmoid: the default) or 2 (two logits,
+        softmax, the probability of label 1: an imported Hugging Face token
+        classifier's head, kept as it was trained).
     """
-    head = chain(Dropout(dropout), Linear(nO=1))
+    if pooling not in POOLINGS:
+        raise ValueError(f"Unknown pooling {pooling!r}: choose one of {POOLINGS}")
+    if head_labels not in (1, 2) or isinstance(head_labels, bool):
+        raise ValueError(f"head_labels must be 1 or 2, got {head_labels!r}")
+    head = chain(Dropout(dropout), Linear(nO=head_labels))
     model: Model = Model(
         "paraphrase-tagger",
         forward,
         init=init,
         layers=[tok2vec, head],
-        attrs={"grad_factor": grad_factor},
+        # pooling: the config decides, also when a saved pipeline loads (config_attrs.py)
+        attrs={"grad_factor": grad_factor, "pooling": from_config(pooling), "head_labels": head_labels},
         dims={"nI": None},
     )
     model.set_ref("tok2vec", tok2vec)
@@ -97,11 +122,18 @@ def forward(
     # A Doc none of whose tokens has a piece gets one zero vector per token,
     # as spacy-transformers' ``apply_alignment`` gives it: the row after the last.
     zero_row = int(bases[-1])
-    indices, lengths_list = [], []
+    # pooling "first": one row per token, its word's first piece
+    first_only = model.attrs.get("pooling", "mean") == "first"
+    indices, lengths_list, n_pieces_list = [], [], []
     for doc, data, base in zip(docs, trf_datas, bases):
         align = widen_alignment(doc, data.align)
         doc_lengths = ops.to_numpy(align.lengths)
-        if doc_lengths.sum():
+        n_pieces_list.append(doc_lengths if doc_lengths.sum() else numpy.ones_like(doc_lengths))
+        if doc_lengths.sum() and first_only:
+            first = word_first_piece(doc, data.first_piece)
+            indices.append(numpy.where(first >= 0, first + base, zero_row))
+            lengths_list.append(numpy.ones_like(doc_lengths))
+        elif doc_lengths.sum():
             indices.append(ops.to_numpy(align.dataXd).ravel().astype("int64") + base)
             lengths_list.append(doc_lengths)
         else:
@@ -109,12 +141,15 @@ def forward(
             lengths_list.append(numpy.ones_like(doc_lengths))
     index = numpy.concatenate(indices) if indices else numpy.zeros((0,), "int64")
     lengths_np = numpy.concatenate(lengths_list) if lengths_list else numpy.zeros((0,), "i")
+    n_pieces_np = numpy.concatenate(n_pieces_list) if n_pieces_list else numpy.zeros((0,), "i")
     lengths = ops.asarray1i(lengths_np)
     src = xp.concatenate([ops.reshape2f(h, -1, width) for h in hiddens] + [ops.alloc2f(1, width)])
     index_xp = ops.asarray(index)
     pooled = ops.reduce_mean(cast(Floats2d, src[index_xp]), lengths)
     logits2d, bp_head = head(pooled, is_train)
-    logits = logits2d.ravel()
+    two_labels = logits2d.shape[1] == 2
+    # label 1's softmax over two logits is the sigmoid of their difference
+    logits = (logits2d[:, 1] - logits2d[:, 0]) if two_labels else logits2d.ravel()
     # the head's probabilities leave the device once per batch
     probs_np = ops.to_numpy(ops.sigmoid(logits)).astype("float32")
 
@@ -122,7 +157,7 @@ def forward(
     start = 0
     for doc, data in zip(docs, trf_datas):
         end = start + len(doc)
-        n_pieces = lengths_np[start:end].astype("int32")
+        n_pieces = n_pieces_np[start:end].astype("int32")
         probs = probs_np[start:end].copy()
         probs[n_pieces == 0] = numpy.nan
         outputs.append(
@@ -141,6 +176,8 @@ def forward(
                 -1, 1
             )
         )
+        if two_labels:  # d(z1 - z0): +d to label 1, -d to label 0
+            d_logits = xp.concatenate([-d_logits, d_logits], axis=1)
         d_pooled = bp_head(d_logits)
         d_flat = ops.backprop_reduce_mean(cast(Floats2d, d_pooled), lengths)
         d_src = ops.alloc2f(zero_row + 1, width)
@@ -160,3 +197,4 @@ def forward(
         return bp_trf(d_trf_datas)
 
     return outputs, backprop
+

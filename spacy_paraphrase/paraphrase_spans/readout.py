@@ -12,6 +12,7 @@ from spacy.tokens import Doc, Span, SpanGroup
 
 from ..pair_doc import get_turns
 from .decoding import check_decoding, decode_turn
+from .pair_score import pair_score_from_probs
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
 
 if TYPE_CHECKING:
@@ -61,17 +62,6 @@ def span_means(probs: numpy.ndarray, spans: List[Span]) -> List[float]:
     with numpy.errstate(invalid="ignore", divide="ignore"):
         means = (totals[ends] - totals[starts]) / n
     return numpy.where(n > 0, means.astype("float32"), numpy.nan).astype(float).tolist()
-
-
-def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
-    """min over the two turns of the max token probability (0 for a turn with
-    no probability at all)."""
-    best = []
-    for turn in get_turns(doc):
-        p = probs[turn.start : turn.end]
-        p = p[~numpy.isnan(p)]
-        best.append(float(p.max()) if len(p) else 0.0)
-    return min(best)
 
 
 def check_highlight_scale(scale: str) -> str:

@@ -24,6 +24,7 @@ import numpy
 from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
+from .pair_score import pair_score_from_probs, turn_maxima
 
 FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3")
 # What `tune --key vote_share` and `cross-tune` fit: the pair score
@@ -47,21 +48,20 @@ def annotator_agreement(k: int, n: int) -> Optional[float]:
     return (k * (k - 1) + (n - k) * (n - k - 1)) / (n * (n - 1))
 
 
-def _turn_stats(probs: numpy.ndarray) -> Tuple[float, float]:
+def _top3(probs: numpy.ndarray) -> float:
+    """The mean of a turn's three highest probabilities (NaN left out; 0: none)."""
     p = probs[~numpy.isnan(probs)]
-    if not len(p):
-        return 0.0, 0.0
-    top = numpy.sort(p)[::-1]
-    return float(top[0]), float(top[:3].mean())
+    return float(numpy.sort(p)[::-1][:3].mean()) if len(p) else 0.0
 
 
 def pair_features(doc: Doc, probs: numpy.ndarray) -> Dict[str, float]:
     """The values of ``FEATURES`` for one processed pair Doc (probabilities)."""
     probs = numpy.asarray(probs, dtype="float64")
     first, second = get_turns(doc)
-    f_max, f_top = _turn_stats(probs[first.start : first.end])
-    s_max, s_top = _turn_stats(probs[second.start : second.end])
-    return {"pair_score": min(f_max, s_max), "first_max": f_max, "second_max": s_max,
+    (f_max, _), (s_max, _) = turn_maxima(doc, probs)
+    f_top = _top3(probs[first.start : first.end])
+    s_top = _top3(probs[second.start : second.end])
+    return {"pair_score": pair_score_from_probs(doc, probs), "first_max": f_max, "second_max": s_max,
             "first_top3": f_top, "second_top3": s_top}
 
 

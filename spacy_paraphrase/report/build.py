@@ -16,10 +16,10 @@ from ..visualize.record_views import pair_view_from_record
 from . import figures
 from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
-from .page import figure, fmt, interval, link, page, paragraph, section, table
+from .page import count, figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
 from ..annotate.record_format import RecordsError
-from .records import Records, read_records
+from .records import Records, model_label, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 
 N_EXAMPLES = 10  # highest-scoring and borderline pairs on the pairs page
@@ -61,31 +61,38 @@ def load_validation(path: Optional[Path], data: Records) -> Optional[Dict[str, A
     try:
         scores = json.loads(Path(path).read_text(encoding="utf-8"))
         threshold = scores["records"]["threshold"]
-        scores["agreement"], scores["model_vs_majority"], scores["rate"]
+        scores["agreement"], scores["model_vs_majority"], scores["rate"]["design_based"]
+        scores["ties"]["rule"], scores["estimator"]["used"]
     except OSError as err:
         raise ReportError(f"--validation {path}: {err.strerror}") from None
     except (ValueError, KeyError, TypeError):
-        raise ReportError(f"--validation {path}: not a scores file written by 'validate score'") from None
+        raise ReportError(f"--validation {path}: not a scores file written by this version's 'validate score' "
+                          "(score the sheets again)") from None
     if threshold is not None and data.threshold is not None and abs(threshold - data.threshold) > 1e-4:
         raise ReportError(f"--validation {path} scored records of threshold {threshold:g}, these records have "
                           f"{data.threshold:g}: validate the same records you report")
     return scores
 
 
-def _examples(data: Records, phrases: List[Dict[str, Any]], inputs: Sequence[Path]) -> "tuple[str, Dict[str, str]]":
+EXAMPLE_LISTS = ("Examples of the phrases above", "Highest scores",
+                 "Most borderline (smallest |score − threshold|)")
+
+
+def _examples(data: Records, phrases: List[Dict[str, Any]],
+              inputs: Sequence[Path]) -> "tuple[str, Dict[str, str], Dict[str, List[str]]]":
     """(DIR/pairs.html: example pairs, each top phrase's, the highest
     scoring, the most borderline, with their per-word probabilities read
-    again; pair id -> its link)."""
+    again; pair id -> its link; EXAMPLE_LISTS' name -> its pair ids)."""
     scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
-    chosen: Dict[str, Dict[str, Any]] = {}
     by_id = data.by_id()
-    for row in phrases:
-        chosen.setdefault(row["example_pair_id"], by_id[row["example_pair_id"]])
-    for r in sorted(scored, key=lambda r: -r["score"])[:N_EXAMPLES]:
-        chosen.setdefault(str(r["pair_id"]), r)
     margins = [r for r in scored if isinstance(r.get("margin"), (int, float))]
-    for r in sorted(margins, key=lambda r: abs(r["margin"]))[:N_EXAMPLES]:
-        chosen.setdefault(str(r["pair_id"]), r)
+    lists = {EXAMPLE_LISTS[0]: [row["example_pair_id"] for row in phrases],
+             EXAMPLE_LISTS[1]: [str(r["pair_id"]) for r in sorted(scored, key=lambda r: -r["score"])[:N_EXAMPLES]],
+             EXAMPLE_LISTS[2]: [str(r["pair_id"]) for r in sorted(margins, key=lambda r: abs(r["margin"]))[:N_EXAMPLES]]}
+    chosen: Dict[str, Dict[str, Any]] = {}
+    for ids in lists.values():
+        for pid in ids:
+            chosen.setdefault(pid, by_id[pid])
     if any("words" not in r for r in chosen.values()):
         with_words = read_records(inputs, words_of=set(chosen)).by_id()
         chosen = {pid: with_words[pid] for pid in chosen}
@@ -98,7 +105,13 @@ def _examples(data: Records, phrases: List[Dict[str, Any]], inputs: Sequence[Pat
     html = render_views(views, page=True, title="Example pairs of the report")
     html = re.sub(r"(<body[^>]*>)", r'\1<p><a href="index.html">&#8592; the report</a></p>', html, count=1)
     uid = re.search(r'<div class="spp" id="spp-([0-9a-f]+)"', html).group(1)
-    return html, {pair_id: f"pairs.html#spp-{uid}-{n}" for n, pair_id in enumerate(chosen)}
+    return html, {pair_id: f"pairs.html#spp-{uid}-{n}" for n, pair_id in enumerate(chosen)}, lists
+
+
+def _drawn(groups: int, csv_name: str) -> str:
+    if groups <= figures.MAX_GROUPS:
+        return f"{count(groups, 'group')}, all drawn and in {csv_name}."
+    return f"{groups} groups; the {figures.MAX_GROUPS} with most pairs drawn, all in {csv_name}."
 
 
 def _summary_rows(data: Records, overall, scoreless: int) -> List[Dict[str, Any]]:
@@ -106,7 +119,7 @@ def _summary_rows(data: Records, overall, scoreless: int) -> List[Dict[str, Any]
         ("pairs", len(data.records)), ("pairs without a score", scoreless),
         ("paraphrases", overall.paraphrases), ("conversations", overall.conversations),
         ("skipped (errors file)", data.skipped), ("malformed (errors file)", data.malformed),
-        ("model", data.model or "unknown (no checkpoint beside the records)"),
+        ("model", model_label(data.model)), ("model path", data.model or ""),
         ("threshold", data.threshold), ("paraphrase rate", overall.rate), ("rate 95% low", overall.low),
         ("rate 95% high", overall.high), ("records", "; ".join(data.sources))]]
 
@@ -133,7 +146,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         raise ReportError(f"--role-pattern: {err}") from None
     scores_json = load_validation(validation, data)
     phrases, lemmatised = top_phrases(data.records, lang, n_phrases)
-    pairs_html, links = _examples(data, phrases, inputs)  # a record the page cannot draw stops here
+    pairs_html, links, example_lists = _examples(data, phrases, inputs)  # a record the page cannot draw stops here
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "pairs.html", lambda tmp: tmp.write_text(pairs_html, encoding="utf-8"))
@@ -146,7 +159,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     files = ["summary.csv"]
     sections = [section("Corpus", table(["", ""], [(r["key"], r["value"]) for r in summary]), paragraph(
         f"Paraphrase rate {fmt(overall.rate)}, 95% interval {interval(overall.as_dict())} (bootstrap over "
-        f"{overall.conversations} conversations: whole conversations are resampled)."), anchor="corpus")]
+        f"{count(overall.conversations, 'conversation')}: whole conversations are resampled)."), anchor="corpus")]
     if scores_json is not None:
         from ..validation.summary import validation_section
         sections.append(validation_section(scores_json, validation))
@@ -155,8 +168,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         files.append(f"by_{slug(name)}.csv")
         write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
         svg = figures.rate_by_group(rows, f"Paraphrase rate by {name}", overall.rate)
-        sections.append(section(f"By {name}", figure(svg, f"{len(rows)} groups; the {figures.MAX_GROUPS} with most "
-                                                          f"pairs drawn, all in {files[-1]}.", f"by:{name}"),
+        sections.append(section(f"By {name}", figure(svg, _drawn(len(rows), files[-1]), f"by:{name}"),
                                 anchor=f"by-{slug(name)}"))
     for option, (name, values, unreadable) in periods.items():
         rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)
@@ -164,7 +176,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         write_csv(out_dir / files[-1], rows, RATE_COLUMNS)
         svg = figures.rate_over_time(rows, f"Paraphrase rate over time ({option})")
         note = f" {unreadable} records have a {name} that is not a date (left out)." if unreadable else ""
-        sections.append(section(f"Over time: {option}", figure(svg, f"{len(rows)} periods, in {files[-1]}.{note}",
+        sections.append(section(f"Over time: {option}", figure(svg, f"{count(len(rows), 'period')}, in {files[-1]}.{note}",
                                                                f"time:{option}"), anchor=f"time-{slug(option)}"))
     bins = score_histogram([data.records[i]["score"] for i in keep])
     files.append("scores.csv")
@@ -177,17 +189,21 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     how = "lower-cased and lemmatised (spaCy lookup lemmatizer)" if lemmatised else \
         f"lower-cased (no lookup lemmas for language {lang!r})"
     sections.append(section("Phrases picked up (second turn)", paragraph(
-        f"The PARAPHRASE spans of the pairs called paraphrases, {how}, punctuation dropped."),
-        table(["phrase", "times", "pairs", "example"], [
+        f"The content words of the PARAPHRASE spans of the pairs called paraphrases ({how}; stop words and "
+        "punctuation dropped): every run of one to three of them, counted once per span; a run found only "
+        "inside a longer listed one is left out. Most pairs first."),
+        table(["phrase", "spans", "pairs", "example"], [
             (p["phrase"], p["count"], p["pairs"], link(links[p["example_pair_id"]], p["example_text"]))
             for p in phrases], numeric=(False, True, True)) if phrases else paragraph("No highlighted phrases."),
         anchor="phrases"))
-    sections.append(section("Example pairs", paragraph(
-        "Drawn as the visualize command draws them: every top phrase's example, the highest scoring and "
-        "the most borderline pairs (smallest |score − threshold|)."),
-        table(["pair", "score", "decision"], [(link(links[pid], pid), data.by_id()[pid].get("score"),
-                                               "paraphrase" if data.by_id()[pid].get("is_paraphrase") else "no")
-                                              for pid in links], numeric=(False, True)), anchor="examples"))
+    by_id = data.by_id()
+    example_parts = [paragraph("Drawn as the visualize command draws them, in three lists (a pair may be in "
+                               "more than one).")]
+    for name, ids in example_lists.items():
+        example_parts += [paragraph(f"{name} ({len(ids)})"), table(["pair", "score", "decision"], [
+            (link(links[pid], pid), by_id[pid].get("score"), "paraphrase" if by_id[pid].get("is_paraphrase") else "no")
+            for pid in ids], numeric=(False, True)) if ids else paragraph("none")]
+    sections.append(section("Example pairs", *example_parts, anchor="examples"))
     html = page("Paraphrase report", sections, "Written by python -m spacy_paraphrase report; the tables behind "
                 "every figure are the CSV files beside this page.")
     atomic_write(out_dir / "index.html", lambda tmp: tmp.write_text(html, encoding="utf-8"))

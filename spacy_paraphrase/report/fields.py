@@ -66,7 +66,8 @@ def all_fields(data: Records, role_of: Optional[RoleOf] = None) -> List[Dict[str
     return [record_fields(r, data, role_of) for r in data.records]
 
 
-JOINED = ("conversation.", "first.meta.", "second.meta.", "first.timestamp", "second.timestamp")
+JOINED = ("conversation.", "first.meta.", "second.meta.", "first.timestamp", "second.timestamp", "first.speaker.",
+          "second.speaker.")
 
 
 def check_field(name: str, fields: Sequence[Dict[str, Any]]) -> None:
@@ -77,8 +78,8 @@ def check_field(name: str, fields: Sequence[Dict[str, Any]]) -> None:
     known = sorted({k for f in fields for k, v in f.items() if v is not None})
     hint = ""
     if name.startswith(JOINED):
-        hint = ("; conversation and utterance meta come from a ConvoKit output of annotate or from "
-                "--dialogs CORPUS (the corpus annotate read)")
+        hint = ("; conversation, utterance and speaker meta come from a ConvoKit output of annotate or from "
+                "--dialogs CORPUS (the corpus annotate read; speaker meta only from a ConvoKit corpus)")
     elif name in ("first.role", "second.role") and not any(name in f for f in fields):
         hint = "; roles come from --role-pattern ROLE=REGEX (matched on the speaker names)"
     raise FieldError(f"no record has the field {name!r}; fields of these records: {', '.join(known)}{hint}")

@@ -8,6 +8,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, small)
 matplotlib.rcParams["svg.hashsalt"] = "spacy-paraphrase"  # same figure, same bytes
@@ -83,5 +84,6 @@ def score_distribution(bins: List[Dict[str, float]], threshold: Optional[float])
     ax.set_xlim(0, 1)
     ax.set_xlabel("pair score")
     ax.set_ylabel("pairs")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole pairs on a small histogram
     ax.set_title("Pair scores", fontsize=10)
     return _svg(fig)

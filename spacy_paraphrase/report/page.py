@@ -21,6 +21,11 @@ def fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def count(n: int, noun: str) -> str:
+    """"1 conversation", "2 conversations"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def interval(row: Dict[str, Any]) -> str:
     if row.get("low") is None:
         return row.get("note") or "not estimable"

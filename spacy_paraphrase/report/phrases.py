@@ -1,8 +1,12 @@
-"""The phrases most often highlighted on the second turn: each PARAPHRASE
-span of a pair the model calls a paraphrase, normalised (lower case,
-punctuation dropped) and lemmatised with spaCy's lookup lemmatizer
-(``spacy-lookups-data``), counted with an example pair each; phrases of
-stop words only are left out."""
+"""The expressions most often highlighted on the second turn: each
+PARAPHRASE span of a pair the model calls a paraphrase is reduced to its
+content words (stop words and punctuation dropped), lower-cased and
+lemmatised with spaCy's lookup lemmatizer (``spacy-lookups-data``); every
+run of one to three consecutive content lemmas counts once per span, so
+that "the big dogs" and "a big dog barking" both count for "big dog". A run
+that only ever occurs inside a longer one that is listed (the same spans)
+is left out, as saying nothing more. Most pairs first, with an example
+pair each."""
 from collections import Counter
 from typing import Any, Dict, List, Sequence, Tuple
 
@@ -21,18 +25,29 @@ def lemmatizer(lang: str = "en"):
         return spacy.blank(lang), False
 
 
-def normalise(doc) -> str:
-    """The lemmas of the phrase's words, punctuation dropped; empty for a
-    phrase of stop words only ("'s", "the", "is": nothing to read)."""
-    words = [t for t in doc if not (t.is_punct or t.is_space)]
-    if all(t.is_stop for t in words):
-        return ""
-    return " ".join(w for w in ((t.lemma_ or t.text).lower() for t in words) if w)
+MAX_WORDS = 3
+
+
+def content_lemmas(doc) -> List[str]:
+    """The lower-cased lemmas of the phrase's content words (no stop words,
+    punctuation or space: "'s", "the", "is" have nothing to read)."""
+    return [w for w in ((t.lemma_ or t.text).lower() for t in doc if not (t.is_punct or t.is_space or t.is_stop))
+            if w]
+
+
+def runs(words: Sequence[str], longest: int = MAX_WORDS) -> set:
+    """Every run of 1 to ``longest`` consecutive words, as tuples."""
+    return {tuple(words[i:i + n]) for n in range(1, longest + 1) for i in range(len(words) - n + 1)}
+
+
+def _inside(short: tuple, long: tuple) -> bool:
+    return len(short) < len(long) and any(long[i:i + len(short)] == short for i in range(len(long) - len(short) + 1))
 
 
 def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25) -> Tuple[List[Dict[str, Any]], bool]:
-    """(rows ``phrase, count, pairs, example_pair_id, example_text``, most
-    frequent first; whether words were lemmatised)."""
+    """(rows ``phrase, count, pairs, example_pair_id, example_text``: count =
+    spans, pairs = pairs with the phrase, most pairs first; whether words
+    were lemmatised)."""
     nlp, lemmatised = lemmatizer(lang)
     texts, owners = [], []
     for record in records:
@@ -43,16 +58,17 @@ def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25
                 texts.append(span["text"])
                 owners.append(record)
     counts: Counter = Counter()
-    pairs: Dict[str, set] = {}
-    example: Dict[str, Tuple[str, str]] = {}
+    pairs: Dict[tuple, set] = {}
+    example: Dict[tuple, Tuple[str, str]] = {}
     for doc, text, record in zip(nlp.pipe(t.lower() for t in texts), texts, owners):
-        phrase = normalise(doc)
-        if not phrase:
-            continue
-        counts[phrase] += 1
-        pairs.setdefault(phrase, set()).add(str(record["pair_id"]))
-        example.setdefault(phrase, (str(record["pair_id"]), text))
-    rows = [{"phrase": p, "count": c, "pairs": len(pairs[p]), "example_pair_id": example[p][0],
-             "example_text": example[p][1]} for p, c in counts.most_common()]
-    rows.sort(key=lambda r: (-r["count"], r["phrase"]))
-    return rows[:n], lemmatised
+        for run in runs(content_lemmas(doc)):
+            counts[run] += 1
+            pairs.setdefault(run, set()).add(str(record["pair_id"]))
+            example.setdefault(run, (str(record["pair_id"]), text))
+    kept: List[tuple] = []
+    for run in sorted(counts, key=lambda r: (-counts[r], -len(r), r)):  # longer runs before the runs inside them
+        if not any(counts[k] == counts[run] and _inside(run, k) for k in kept):
+            kept.append(run)
+    kept.sort(key=lambda r: (-len(pairs[r]), -counts[r], -len(r), r))
+    return [{"phrase": " ".join(r), "count": counts[r], "pairs": len(pairs[r]), "example_pair_id": example[r][0],
+             "example_text": example[r][1]} for r in kept[:n]], lemmatised

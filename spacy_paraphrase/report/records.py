@@ -49,7 +49,20 @@ def _run_model(output: Path) -> Optional[str]:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     name = (model.get("path") or model.get("name")) if isinstance(model, dict) else str(model)
-    return shown(name) if name else None
+    return str(name) if name else None  # a path as annotate resolved it, or a package name
+
+
+def model_label(model: Optional[str]) -> str:
+    """The model as the page names it: ``lang_name version`` from a pipeline
+    directory's meta.json, else the directory's (or package's) name; never a
+    path relative to wherever the command ran."""
+    if not model:
+        return "unknown (no checkpoint beside the records)"
+    try:
+        meta = json.loads((Path(model) / "meta.json").read_text(encoding="utf-8"))
+        return f"{meta['lang']}_{meta['name']} {meta['version']}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return Path(model).name or str(model)
 
 
 def shown(path: str) -> str:

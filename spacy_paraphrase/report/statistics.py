@@ -95,4 +95,5 @@ def score_histogram(scores: Sequence[Optional[float]], bins: int = 20) -> List[D
     """Pairs per score bin over [0, 1] (pairs without a score left out)."""
     values = numpy.asarray([s for s in scores if s is not None], dtype=float)
     counts, edges = numpy.histogram(numpy.clip(values, 0.0, 1.0), bins=bins, range=(0.0, 1.0))
+    edges = numpy.round(edges, 10)  # 0.15, not 0.15000000000000002
     return [{"low": float(a), "high": float(b), "pairs": int(c)} for a, b, c in zip(edges[:-1], edges[1:], counts)]

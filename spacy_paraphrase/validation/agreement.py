@@ -35,15 +35,30 @@ def krippendorff_alpha(matrix) -> Optional[float]:
     return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
 
 
-def majority(matrix) -> "tuple[numpy.ndarray, numpy.ndarray]":
-    """(per item: 1 when more than half of its coders said 1, else 0 (a tie
-    counts as 0, as ContextDeP's gold does); per item: whether it was a tie).
-    Items nobody labelled are NaN."""
+TIES = ("half", "exclude", "paraphrase", "not-paraphrase")
+TIE_VALUE = {"half": 0.5, "exclude": numpy.nan, "paraphrase": 1.0, "not-paraphrase": 0.0}
+
+
+def majority(matrix, tie: str = "half") -> "tuple[numpy.ndarray, numpy.ndarray]":
+    """(per item: 1 when more than half of its coders said 1, 0 when fewer
+    than half, a tie as ``tie`` says: 0.5 (``half``), NaN (``exclude``), 1
+    (``paraphrase``) or 0 (``not-paraphrase``, as ContextDeP's gold);
+    per item: whether it was a tie). Items nobody labelled are NaN."""
+    if tie not in TIE_VALUE:
+        raise ValueError(f"--tie {tie!r}: choose one of {', '.join(TIES)}")
     matrix = numpy.asarray(matrix, dtype=float)
     coded = (~numpy.isnan(matrix)).sum(axis=0)
     yes = numpy.nansum(matrix, axis=0)
+    ties = (coded > 0) & (yes * 2 == coded)
     out = numpy.where(coded > 0, (yes * 2 > coded).astype(float), numpy.nan)
-    return out, (coded > 0) & (yes * 2 == coded)
+    return numpy.where(ties, TIE_VALUE[tie], out), ties
+
+
+def mean_vote(matrix) -> numpy.ndarray:
+    """Per item: the share of its coders who said 1 (NaN: nobody labelled it)."""
+    matrix = numpy.asarray(matrix, dtype=float)
+    coded = (~numpy.isnan(matrix)).sum(axis=0)
+    return numpy.where(coded > 0, numpy.nansum(matrix, axis=0) / numpy.maximum(coded, 1), numpy.nan)
 
 
 def percent_agreement(matrix) -> Optional[float]:

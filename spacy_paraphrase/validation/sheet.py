@@ -1,8 +1,11 @@
 """``validate sheet``: draw pairs for human coding and write the coding sheet
 (CSV: both turns, blank ``label`` / ``highlight`` / ``note`` columns, the
 model's answer hidden), an HTML view of the same pairs for coders, and the
-sample's design (``SHEET.design.json``: each pair's stratum and the strata's
-sizes in the corpus, for weighting back; keep it away from the coders).
+sample's design (each pair's stratum and the strata's sizes in the corpus,
+for weighting back). The stratum names give the model's decisions, so the
+design never goes into the sheet's folder (the coders' copy): by default it
+goes beside the records (``RECORDS_DIR/SHEET.design.json``), which hold the
+model's answers anyway.
 
 Strata (``--stratify``): ``margin`` (default) = the model's decision x the
 distance of the score from the threshold, |margin| < 0.05, < 0.15, < 0.3,
@@ -23,6 +26,8 @@ from ..saving import atomic_write
 
 STRATIFY = ("margin", "decision", "none")
 BANDS = (0.05, 0.15, 0.3)
+BAND_NAMES = [(b, f"|margin| < {b:g}") for b in BANDS]
+LAST_BAND = f"|margin| >= {BANDS[-1]:g}"
 COLUMNS = ("pair_id", "conversation_id", "first_speaker", "first_text", "second_speaker", "second_text",
            "label", "highlight", "note")
 
@@ -34,8 +39,7 @@ def stratum(record: Dict[str, Any], stratify: str) -> str:
     if stratify == "decision":
         return side
     margin = abs(record.get("margin") or 0.0)
-    band = next((f"|margin| < {b:g}" for b in BANDS if margin < b), f"|margin| >= {BANDS[-1]:g}")
-    return f"{side}, {band}"
+    return next((f"{side}, {name}" for b, name in BAND_NAMES if margin < b), f"{side}, {LAST_BAND}")
 
 
 def allocate(sizes: Dict[str, int], n: int) -> Dict[str, int]:
@@ -110,14 +114,30 @@ def sheet_html(rows: Sequence[Dict[str, Any]], title: str) -> str:
     return "\n".join(parts)
 
 
-def design_path(sheet: Path) -> Path:
-    return Path(sheet).with_suffix(".design.json")
+def design_path(sheet: Path, records: Sequence[Path]) -> Path:
+    """The default design file: SHEET's name + ``.design.json`` in the
+    folder of the first records input."""
+    return Path(records[0]).resolve().parent / (Path(sheet).stem + ".design.json")
 
 
-def write_sheet(sample_rows: Sequence[Dict[str, Any]], design: Dict[str, Any], sheet: Path) -> List[Path]:
-    """SHEET.csv, SHEET.html and SHEET.design.json; the paths written."""
+def check_design_path(design: Path, sheet: Path) -> None:
+    """ValueError when ``design`` lies in the sheet's folder (or below it),
+    where the coders would get it with the sheet."""
+    folder = Path(sheet).resolve().parent
+    target = Path(design).resolve()
+    if folder == target.parent or folder in target.parents:
+        raise ValueError(f"the design {design} would lie in the coding sheet's folder {folder}, which the coders get: "
+                         "its stratum names give the model's decisions (give --design-out outside that folder, or "
+                         "put the sheet in a folder of its own)")
+
+
+def write_sheet(sample_rows: Sequence[Dict[str, Any]], design: Dict[str, Any], sheet: Path,
+                design_file: Path) -> List[Path]:
+    """SHEET.csv, SHEET.html (for the coders) and the design file; the paths written."""
     sheet = Path(sheet)
+    check_design_path(design_file, sheet)
     sheet.parent.mkdir(parents=True, exist_ok=True)
+    Path(design_file).parent.mkdir(parents=True, exist_ok=True)
 
     def write_csv(tmp: Path) -> None:
         with tmp.open("w", newline="", encoding="utf-8") as f:
@@ -128,5 +148,5 @@ def write_sheet(sample_rows: Sequence[Dict[str, Any]], design: Dict[str, Any], s
     atomic_write(sheet, write_csv)
     atomic_write(html_path, lambda tmp: tmp.write_text(sheet_html(sample_rows, f"Coding sheet {sheet.name}"),
                                                        encoding="utf-8"))
-    atomic_write(design_path(sheet), lambda tmp: tmp.write_text(json.dumps(design, indent=1), encoding="utf-8"))
-    return [sheet, html_path, design_path(sheet)]
+    atomic_write(Path(design_file), lambda tmp: tmp.write_text(json.dumps(design, indent=1), encoding="utf-8"))
+    return [sheet, html_path, Path(design_file)]

@@ -30,19 +30,33 @@ def rows(scores: Dict[str, Any]) -> List[tuple]:
     for key in ("precision", "recall", "specificity", "f1"):
         entry = scores["model_vs_majority"][key]
         out.append((f"model {key} (majority as reference)", fmt(entry["value"]), _ci(entry)))
-    names = {"model": "paraphrase rate, model's decisions (corpus)",
-             "sample_weighted": "paraphrase rate, coders' majority weighted to the corpus",
-             "rogan_gladen": "paraphrase rate corrected for the model's errors (Rogan-Gladen)"}
-    for key, name in names.items():
-        entry = scores["rate"][key]
-        out.append((name, fmt(entry["value"]), _ci(entry)))
+    rate = scores["rate"]
+    out.append(("paraphrase rate, model's decisions (corpus)", fmt(rate["model"]["value"]), _ci(rate["model"])))
+    out.append(("paraphrase rate, coders' majority weighted to the corpus (design-based)",
+                fmt(rate["design_based"]["value"]), _ci(rate["design_based"])))
+    if "rogan_gladen" in rate:
+        out.append(("paraphrase rate, the model's rate corrected for its errors (Rogan-Gladen)",
+                    fmt(rate["rogan_gladen"]["value"]), _ci(rate["rogan_gladen"])))
+    if "mean_vote" in scores:
+        for key, name in (("rate", "paraphrase rate, coders' mean vote weighted to the corpus"),
+                          ("model_agreement", "model's agreement with the coders' mean vote")):
+            entry = scores["mean_vote"][key]
+            out.append((name, fmt(entry["value"]), _ci(entry)))
     return out
+
+
+def ties_line(scores: Dict[str, Any]) -> str:
+    ties = scores["ties"]
+    return f"pairs with a tied vote: {ties['pairs']} (--tie {ties['rule']}: {ties['meaning']})"
+
+
+def estimator_line(scores: Dict[str, Any]) -> str:
+    return f"estimator: {scores['estimator']['used']} ({scores['estimator']['why']})"
 
 
 def validation_section(scores: Dict[str, Any], path: Path) -> str:
     design = scores["design"]
     return section("Validation against human coders", paragraph(
         f"From {path}: {scores['pairs_coded']} pairs coded by {len(scores['coders'])} coder(s); sample design: "
-        f"{design.get('stratify')}; estimates weighted back to the corpus; {scores['majority_ties']} pairs with "
-        "a tied vote count as not paraphrase."), table(["", "value", "95% interval"], rows(scores)),
-        anchor="validation")
+        f"{design.get('stratify')}; {ties_line(scores)}; {estimator_line(scores)}."),
+        table(["", "value", "95% interval"], rows(scores)), anchor="validation")

@@ -41,3 +41,13 @@ def corpus(n_conversations: int = 12, per: int = 8, seed: int = 0, threshold: fl
 def write_records(path: Path, records: List[Dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     return path
+
+
+def failed(result) -> str:
+    """The one line of a command that failed on bad input: exit status 1,
+    one line (not wrapped; the runner's output is not a terminal), no colour
+    codes, no traceback."""
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip("\n").split("\n")
+    assert len(lines) == 1 and "\x1b" not in result.output and "Traceback" not in result.output, result.output
+    return lines[0]

@@ -3,6 +3,7 @@ tests' tiny pipeline): the model from the run's checkpoint, the threshold
 from the records, the skipped and malformed counts from its errors file, a
 ConvoKit output with its meta."""
 import csv
+import json
 
 import pytest
 import spacy
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app
 from tests.annotate.helpers import MEDIASUM, read_jsonl, write_convokit, write_jsonl, write_mediasum
+from tests.report.helpers import failed
 
 runner = CliRunner()
 
@@ -43,15 +45,18 @@ def test_report_of_an_annotate_run(model, tmp_path, monkeypatch):
     summary = _summary(tmp_path / "rep" / "summary.csv")
     threshold = spacy.load(model).get_pipe("paraphrase_spans").cfg["threshold"]
     assert float(summary["threshold"]) == pytest.approx(threshold, abs=1e-4)
-    assert summary["model"] == str(model.resolve())  # outside the working directory: as the checkpoint has it
+    meta = json.loads((model / "meta.json").read_text(encoding="utf-8"))
+    assert summary["model"] == f"{meta['lang']}_{meta['name']} {meta['version']}"  # the package, not a path
+    assert summary["model path"] == str(model.resolve())
     assert summary["pairs"] == str(len(records)) and summary["conversations"] == "4"
     assert summary["paraphrases"] == str(sum(r["is_paraphrase"] for r in records))
     assert (summary["skipped (errors file)"], summary["malformed (errors file)"]) == ("2", "1")
     # the example pairs are drawn with their per-word probabilities (read again for them only)
     assert 'class="spp-w' in (tmp_path / "rep" / "pairs.html").read_text(encoding="utf-8")
-    result = runner.invoke(app, ["validate", "sheet", "out.jsonl", "-o", "sheet.csv", "--n", "3"])
+    result = runner.invoke(app, ["validate", "sheet", "out.jsonl", "-o", "coding/sheet.csv", "--n", "3"])
     assert result.exit_code == 0, result.output
-    with open(tmp_path / "sheet.csv", newline="", encoding="utf-8") as f:
+    assert (tmp_path / "sheet.design.json").is_file()  # beside the records, not in coding/
+    with open(tmp_path / "coding" / "sheet.csv", newline="", encoding="utf-8") as f:
         assert len(list(csv.DictReader(f))) == 3
 
 
@@ -83,7 +88,7 @@ def test_report_of_a_convokit_output(model, tmp_path):
     assert _groups(tmp_path / "rep2" / "by_first_role.csv") == {
         k: v for k, v in {"host": first_hosts, "guest": len(records) - first_hosts}.items() if v}
     result = runner.invoke(app, ["report", str(out), "-o", str(tmp_path / "rep3"), "--by", "conversation.program"])
-    assert result.exit_code == 1 and "no record has the field 'conversation.program'" in flat(result.output)
+    assert "no record has the field 'conversation.program'" in failed(result)
     assert "conversation.title" in flat(result.output) and "second.speaker.is_host" in flat(result.output)
 
 
@@ -104,7 +109,7 @@ def test_report_by_role_and_program_of_mediasum_records(model, tmp_path, monkeyp
     records = read_jsonl(tmp_path / "out.jsonl")
     args = ["report", "out.jsonl", "-o", "rep", "--n-boot", "200", "--by", "conversation.program"]
     result = runner.invoke(app, args)  # without the corpus: a clear error saying where the field comes from
-    assert result.exit_code == 1 and "no record has the field 'conversation.program'" in flat(result.output)
+    assert "no record has the field 'conversation.program'" in failed(result)
     assert "--dialogs" in flat(result.output) and not (tmp_path / "rep").exists()
     result = runner.invoke(app, args + ["--dialogs", "news.jsonl", "--by", "second.role", "--role-pattern",
                                         "host=^HOST$", "--role-pattern", "guest=.", "--by-time", "conversation.date:year"])
@@ -119,15 +124,15 @@ def test_report_by_role_and_program_of_mediasum_records(model, tmp_path, monkeyp
     assert _groups(tmp_path / "rep" / "by_second_role.csv") == {"host": hosts, "guest": len(records) - hosts}
     # a field neither the records nor the corpus has: the error lists the fields there are
     result = runner.invoke(app, args[:-1] + ["conversation.station", "--dialogs", "news.jsonl"])
-    assert result.exit_code == 1 and "no record has the field 'conversation.station'" in flat(result.output)
+    assert "no record has the field 'conversation.station'" in failed(result)
     assert "conversation.program" in flat(result.output)
     result = runner.invoke(app, args[:-1] + ["second.role"])
-    assert result.exit_code == 1 and "--role-pattern" in flat(result.output)
+    assert "--role-pattern" in failed(result)
     for bad in ("host", "host=("):
         result = runner.invoke(app, args[:-1] + ["second.role", "--role-pattern", bad])
-        assert result.exit_code == 1 and "--role-pattern" in flat(result.output), result.output
+        assert "--role-pattern" in failed(result), result.output
     result = runner.invoke(app, args + ["--dialogs", "out.jsonl"])  # not the corpus these records came from
-    assert result.exit_code == 1 and "--dialogs" in flat(result.output)
+    assert "--dialogs" in failed(result)
 
 
 def test_report_by_a_role_column_of_a_turn_table(model, tmp_path, monkeypatch):

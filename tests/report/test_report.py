@@ -11,7 +11,7 @@ from spacy_paraphrase.cli import app
 from spacy_paraphrase.report.build import ReportError, make_report
 from spacy_paraphrase.report.records import RecordsError, read_records
 from tests.annotate.helpers import write_convokit
-from tests.report.helpers import corpus, record, write_records
+from tests.report.helpers import corpus, failed, record, write_records
 
 runner = CliRunner()
 
@@ -46,12 +46,33 @@ def test_report_writes_the_page_and_every_table(tmp_path):
     assert [r["group"] for r in years] == ["2010", "2011", "2012", "2013"]
     assert sum(int(r["pairs"]) for r in _csv(tmp_path / "rep" / "scores.csv")) == 96
     phrases = _csv(tmp_path / "rep" / "phrases.csv")
-    # "running with dogs", lemmatised by the lookup lemmatizer
-    assert phrases[0]["phrase"] == "run with dog" and int(phrases[0]["count"]) == n_yes
+    # "running with dogs": its content words lemmatised by the lookup lemmatizer ("run" and "dog" alone
+    # only ever occur inside it: left out)
+    assert [p["phrase"] for p in phrases] == ["run dog"] and int(phrases[0]["count"]) == n_yes
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert page.count("<svg") == 4 and "<metadata" not in page
     assert not [u for u in re.findall(r"(?:src|href)=\"([^\"#]*)", page) if u not in ("", "pairs.html")]
     assert "pairs.html#spp-" in page and "<script" not in page
+    # the example pairs in three labelled lists, the highest scores in score order
+    assert "Examples of the phrases above (1)" in page and "Highest scores (10)" in page
+    assert "Most borderline (smallest |score − threshold|) (10)" in page
+    top = page.split("Highest scores (10)")[1].split("Most borderline")[0]
+    best = sorted(records, key=lambda r: -r["score"])[:10]
+    assert re.findall(r'>(c\d+-\d+)</a>', top) == [r["pair_id"] for r in best]
+
+
+def test_phrases_are_runs_of_content_lemmas_shared_across_spans():
+    from spacy_paraphrase.report.phrases import top_phrases
+
+    spans = ["a big dog", "the big dogs!", "big dogs barking", "a cat"]
+    records = [dict(record(f"p-{i}", "p", 0.9), spans=[{"side": "second", "label": "PARAPHRASE", "text": t}])
+               for i, t in enumerate(spans)]
+    rows, lemmatised = top_phrases(records)
+    assert lemmatised
+    # "big dog" in 3 spans ("big", "dog" only inside it); "big dog bark" once, its parts "bark", "dog bark" inside it
+    assert [(r["phrase"], r["count"], r["pairs"]) for r in rows] == [("big dog", 3, 3), ("big dog bark", 1, 1),
+                                                                      ("cat", 1, 1)]
+    assert rows[0]["example_pair_id"] == "p-0" and rows[2]["example_text"] == "a cat"
 
 
 def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
@@ -75,7 +96,8 @@ def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
     out = make_report([kit], tmp_path / "rep", by=["conversation.title", "second.speaker.is_host",
                                                    "second.meta.position"], n_boot=200)
     summary = out["summary"]
-    assert (summary["skipped (errors file)"], summary["malformed (errors file)"], summary["model"]) == (2, 1, "/models/m")
+    assert (summary["skipped (errors file)"], summary["malformed (errors file)"]) == (2, 1)
+    assert (summary["model"], summary["model path"]) == ("m", "/models/m")  # no meta.json there: the directory's name
     titles = {r["group"]: r["rate"] for r in _csv(tmp_path / "rep" / "by_conversation_title.csv")}
     assert titles == {"t": "1.0", "u": "0.0"}
     assert [r["group"] for r in _csv(tmp_path / "rep" / "by_second_speaker_is_host.csv")] == ["True"]
@@ -104,6 +126,9 @@ def test_a_field_no_record_has_is_a_clear_error(tmp_path):
     with pytest.raises(ReportError, match=r"no record has the field 'meta.year'; fields of these records: "
                                           r"conversation_id, first.speaker, meta.date, meta.program, second.speaker"):
         make_report([path], tmp_path / "rep", by=["meta.year"])
+    for field in ("conversation.program", "second.speaker.party", "first.meta.role", "second.timestamp"):
+        with pytest.raises(ReportError, match=f"no record has the field '{field}'.*--dialogs CORPUS"):
+            make_report([path], tmp_path / "rep", by=[field])  # every field the corpus meta could supply: the hint
     with pytest.raises(ReportError, match="expected FIELD:month or FIELD:year"):
         make_report([path], tmp_path / "rep", by_time=["meta.date:week"])
     with pytest.raises(ReportError, match="no value of 'meta.program' is a date"):
@@ -118,6 +143,9 @@ def test_one_conversation_marks_the_intervals_not_estimable(tmp_path):
     page = (tmp_path / "rep" / "index.html").read_text(encoding="utf-8")
     assert "not estimable: fewer than 2 conversations" in page
     assert _csv(tmp_path / "rep" / "by_second_speaker.csv")[0]["low"] == ""
+    assert "(bootstrap over 1 conversation:" in page and "1 group, all drawn and in by_second_speaker.csv" in page
+    # the bin edges read as written: 0.15, not 0.15000000000000002
+    assert [r["low"] for r in _csv(tmp_path / "rep" / "scores.csv")][:4] == ["0.0", "0.05", "0.1", "0.15"]
 
 
 @pytest.mark.parametrize("args,message", [
@@ -129,18 +157,18 @@ def test_bad_options_end_with_one_line(tmp_path, monkeypatch, args, message):
     monkeypatch.chdir(tmp_path)
     write_records(tmp_path / "r.jsonl", corpus(2, 2))
     result = runner.invoke(app, ["report", "r.jsonl", "-o", "rep", *args])
-    assert result.exit_code == 1 and message in _out(result) and "Traceback" not in result.output
+    assert message in failed(result)
 
 
 def test_bad_records_and_an_output_over_the_input_are_refused(tmp_path):
     (tmp_path / "bad.jsonl").write_text('{"pair_id": 1, "score": 0.1}\nnot json\n')
     result = runner.invoke(app, ["report", str(tmp_path / "bad.jsonl"), "-o", str(tmp_path / "rep")])
-    assert result.exit_code == 1 and "bad.jsonl, line 2: not valid JSON" in _out(result)
+    assert "bad.jsonl, line 2: not valid JSON" in failed(result)
     ray = tmp_path / "ray"
     ray.mkdir()
     write_records(ray / "a.jsonl", corpus(2, 2))
     result = runner.invoke(app, ["report", str(ray), "-o", str(ray)])
-    assert result.exit_code == 1 and "write the report elsewhere" in _out(result)
+    assert "write the report elsewhere" in failed(result)
     assert sorted(p.name for p in ray.iterdir()) == ["a.jsonl"]
 
 

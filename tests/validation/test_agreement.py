@@ -2,7 +2,7 @@
 import numpy
 import pytest
 
-from spacy_paraphrase.validation.agreement import cohen_kappa, krippendorff_alpha, majority, percent_agreement
+from spacy_paraphrase.validation.agreement import cohen_kappa, krippendorff_alpha, majority, mean_vote, percent_agreement
 
 nan = numpy.nan
 
@@ -43,11 +43,22 @@ def test_krippendorff_alpha_is_none_without_two_coders_or_variation():
     assert krippendorff_alpha([[1, 1], [1, 1]]) is None
 
 
-def test_majority_is_strict_and_a_tie_counts_as_no():
+def test_majority_is_strict_and_a_tie_follows_the_rule():
     matrix = [[1, 1, 0, 1, nan], [1, 0, 0, nan, nan], [0, nan, 0, nan, nan]]
-    ref, ties = majority(matrix)
-    assert ref[:4].tolist() == [1.0, 0.0, 0.0, 1.0] and numpy.isnan(ref[4])
-    assert ties.tolist() == [False, True, False, False, False]
+    for rule, tie in (("half", 0.5), ("paraphrase", 1.0), ("not-paraphrase", 0.0)):
+        ref, ties = majority(matrix, rule)
+        assert ref[:4].tolist() == [1.0, tie, 0.0, 1.0] and numpy.isnan(ref[4])
+        assert ties.tolist() == [False, True, False, False, False]
+    ref, _ = majority(matrix, "exclude")
+    assert numpy.isnan(ref[1]) and ref[0] == 1.0
+    assert majority(matrix)[0][1] == 0.5  # the default: half, never silently "no"
+    with pytest.raises(ValueError, match="choose one of half, exclude, paraphrase, not-paraphrase"):
+        majority(matrix, "coin")
+
+
+def test_mean_vote_is_the_share_of_yes():
+    vote = mean_vote([[1, 1, 0, nan], [1, 0, nan, nan], [0, nan, 0, nan]])
+    assert vote[:3].tolist() == pytest.approx([2 / 3, 0.5, 0.0]) and numpy.isnan(vote[3])
 
 
 def test_percent_agreement_counts_agreeing_coder_pairs():

@@ -67,7 +67,7 @@ def test_dev_annotators_as_coders(dev, tmp_path):
         sheets.append(tmp_path / "sheets" / f"{annotator}.csv")
         sheets[-1].parent.mkdir(exist_ok=True)
         sheets[-1].write_text("pair_id,label\n" + "".join(f"{q},{y}\n" for q, y in labels.items()))
-    scores = score_sheets(sheets, [records], n_boot=500)
+    scores = score_sheets(sheets, [records], n_boot=500, tie="not-paraphrase")  # as the paper's gold
     columns = [[v[q] for v in votes.values() if q in v] for q in sorted(pairs)]
     assert scores["pairs_coded"] == 88 and scores["labels"] == 842 and len(scores["coders"]) == len(votes)
     humans = scores["agreement"]["humans"]
@@ -77,13 +77,20 @@ def test_dev_annotators_as_coders(dev, tmp_path):
     # the model says yes at a share >= 0.5, the majority at > 0.5: they differ on the ties only
     ties = sum(2 * sum(c) == len(c) for c in columns)
     yes = sum(2 * sum(c) > len(c) for c in columns)
-    assert scores["majority_ties"] == ties
+    assert scores["ties"]["pairs"] == ties
     against = scores["model_vs_majority"]
     assert against["recall"]["value"] == 1.0 and against["precision"]["value"] == pytest.approx(yes / (yes + ties))
     n, no = 88, 88 - yes - ties
     p_o, p_e = (yes + no) / n, ((yes + ties) * yes + no * (n - yes)) / n ** 2
     assert scores["agreement"]["model_vs_majority"]["cohen_kappa"] == pytest.approx((p_o - p_e) / (1 - p_e))
-    assert scores["rate"]["sample_weighted"]["value"] == pytest.approx(yes / 88)
+    assert scores["rate"]["design_based"]["value"] == pytest.approx(yes / 88)
+    # more than two coders: the mean vote is its own figure, the mean of the pairs' vote shares
+    assert scores["mean_vote"]["rate"]["value"] == pytest.approx(sum(sum(c) / len(c) for c in columns) / 88)
+    # every pair coded: the Rogan-Gladen rate would be the coders' rate again, so it is not reported
+    assert "rogan_gladen" not in scores["rate"] and scores["estimator"]["why"].startswith("every pair of the corpus")
+    half = score_sheets(sheets, [records], n_boot=200)
+    assert half["ties"]["rule"] == "half"
+    assert half["rate"]["design_based"]["value"] == pytest.approx((yes + ties / 2) / 88)
     scores_path = tmp_path / "scores.json"
     scores_path.write_text(__import__("json").dumps(scores))
     out = make_report([records], tmp_path / "rep", by=["meta.program"], validation=scores_path, n_boot=300)

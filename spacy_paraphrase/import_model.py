@@ -1,0 +1,329 @@
+"""A published Hugging Face token classifier as a ``paraphrase_spans`` pipeline
+(the ``import-model SOURCE OUTPUT_DIR`` command: ``cli/import_model.py``).
+
+The ContextDeP authors released their DeBERTa-v3-large classifiers
+(``AnnaWegmann/Highlight-Paraphrases-in-Dialog``, ``-ALL``) as
+``AutoModelForTokenClassification`` checkpoints with two labels (``LABEL_1`` =
+part of a paraphrase), saved by ``save_pretrained`` with their tokenizer. Any
+checkpoint of that kind (BERT, RoBERTa, DeBERTa, ...) imports the same way:
+
+- its encoder becomes the pipeline's ``transformer``
+  (``spacy_paraphrase.PairTransformerModel.v1``; the weights are saved in the
+  pipeline directory, so loading never goes back to the source);
+- its two-label classifier becomes the head of ``paraphrase_spans``
+  (``ParaphraseTagger.v1`` with ``head_labels = 2``: the same weights,
+  probability = softmax of label 1);
+- the authors' inference is written as settings (``AUTHORS_PROTOCOL``): each
+  word read at its first wordpiece (``pooling = "first"``), a pair over the
+  model's length cut at the end (``long_pairs = "truncate"``), token type ids
+  all 0 (``token_types = "single"``, their one-sequence input), and a word
+  highlighted / a pair a paraphrase when the probability is *above* 0.5
+  (``threshold = highlight_threshold = ABOVE_HALF``, 0.50000005: a float32
+  probability is ``>=`` it exactly when it is ``> 0.5``).
+
+What differs from their script, and why: docs/paper-model.md. Everything the
+project adds (windows for long pairs, strings as well as word lists, phrase
+decoding, ``turn_max``, tuned thresholds) is a setting changed on top, at load
+time or by ``tune``.
+
+Nothing is written unless the whole import succeeds: the checks come first,
+then the pipeline is built in a staging folder beside OUTPUT_DIR, loaded back
+and run on one pair, and only then moved into place (``saving.staged_swap``).
+"""
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, Optional
+
+
+from .backbones.resolve import hub_cached_folder, hub_offline, weights_sha256
+from .saving import check_save_target, staged_swap
+
+META_KEY = "spacy_paraphrase"
+# The authors' evaluation rule is "probability > 0.5"; the readout compares
+# with >=. No float32 lies strictly between 0.5 and 0.5000000596 (the next
+# one), so a float32 probability p satisfies p >= ABOVE_HALF exactly when
+# p > 0.5, whether compared in float32 or float64, and the number survives the
+# config's float formatting.
+ABOVE_HALF = 0.50000005
+AUTHORS_PROTOCOL = {
+    "pooling": "first",
+    "head_labels": 2,
+    "long_pairs": "truncate",
+    "token_types": "single",
+    "threshold": ABOVE_HALF,
+    "highlight_threshold": ABOVE_HALF,
+}
+# What the hub's model cards say about use, for the checkpoints this project knows.
+KNOWN_TERMS = {
+    "AnnaWegmann/Highlight-Paraphrases-in-Dialog": (
+        "research use (the ContextDeP authors' terms; see the model card). Trained on the "
+        "aggregated labels; the paper's DeBERTa-v3-large row, seed 202: test F1 0.76, P 0.72, R 0.84"),
+    "AnnaWegmann/Highlight-Paraphrases-in-Dialog-ALL": (
+        "research use (the ContextDeP authors' terms; see the model card). Trained on all "
+        "annotations; seed 201: test F1 0.72, P 0.84, R 0.63"),
+}
+
+
+class ImportModelError(ValueError):
+    """The source cannot be imported (one line, said before anything is written)."""
+
+
+@dataclass
+class Checkpoint:
+    """A token classifier found on disk: where, what it is and where it came from."""
+
+    name: str  # as the user gave it (a hub name or a folder)
+    folder: Path
+    source: str  # "hub" | "local"
+    revision: Optional[str]  # the hub commit, when known
+    sha256: Optional[str]  # of the weights file
+    architecture: str
+    model_type: str
+
+
+def find_checkpoint(source: str, revision: Optional[str] = None) -> Checkpoint:
+    """The folder of ``source``: a local folder saved by ``save_pretrained``,
+    else the hub name in the Hugging Face cache, else downloaded from the hub.
+    ImportModelError when none of these has it."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return _describe(source, path, "local", None)
+    if path.exists():
+        raise ImportModelError(f"{source} is a file, not a folder saved by save_pretrained.")
+    cached = hub_cached_folder(source) if revision is None else None
+    if cached is not None:
+        return _describe(source, cached, "hub", cached.name)
+    folder = _download(source, revision)
+    return _describe(source, folder, "hub", folder.name)
+
+
+def _download(name: str, revision: Optional[str]) -> Path:
+    how = (f"download it where the hub is reachable (`huggingface-cli download {name} --local-dir DIR`, or "
+           f"`save_pretrained(DIR)` of the model and its tokenizer) and give DIR instead of the name")
+    if hub_offline():
+        raise ImportModelError(
+            f"Cannot fetch '{name}': the Hugging Face hub is off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE) "
+            f"and it is not in the local cache; {how}.")
+    try:
+        from huggingface_hub import snapshot_download
+
+        folder = snapshot_download(
+            name, revision=revision, etag_timeout=10,
+            allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt", "*.md"])
+    except Exception as err:  # offline, unknown name, gated, bad revision: all one line
+        raise ImportModelError(
+            f"Cannot fetch '{name}': the Hugging Face hub is not reachable or does not serve it "
+            f"({type(err).__name__}); {how}.") from None
+    return Path(folder)
+
+
+def _describe(name: str, folder: Path, source: str, revision: Optional[str]) -> Checkpoint:
+    config_path = folder / "config.json"
+    if not config_path.is_file():
+        raise ImportModelError(f"{name} has no config.json: not a folder saved by save_pretrained.")
+    try:
+        config = json.loads(config_path.read_text(encoding="utf8"))
+    except ValueError as err:
+        raise ImportModelError(f"{name}: config.json is not valid JSON ({err}).") from None
+    architectures = config.get("architectures") or []
+    token_classifiers = [a for a in architectures if str(a).endswith("ForTokenClassification")]
+    if not token_classifiers:
+        raise ImportModelError(
+            f"{name} is not a token classifier (architectures: {', '.join(map(str, architectures)) or 'none'}); "
+            "import-model takes an AutoModelForTokenClassification checkpoint with 2 labels.")
+    n_labels = len(config.get("id2label") or {}) or int(config.get("num_labels", 2))
+    if n_labels != 2:
+        raise ImportModelError(
+            f"{name} has {n_labels} labels; import-model takes a token classifier with exactly 2 "
+            "(label 1 = part of a paraphrase).")
+    if weights_sha256(folder) is None:
+        raise ImportModelError(f"{name} has no weights file (model.safetensors or pytorch_model.bin).")
+    return Checkpoint(name, folder, source, revision, weights_sha256(folder), token_classifiers[0],
+                      str(config.get("model_type", "")))
+
+
+def load_classifier(checkpoint: Checkpoint):
+    """The tokenizer (fast, with offsets) and the token classifier's two-label
+    head (weight (2, width), bias (2,)) as numpy arrays."""
+    from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(checkpoint.folder), use_fast=True)
+    except Exception as err:
+        raise ImportModelError(f"{checkpoint.name}: its tokenizer does not load ({type(err).__name__}: "
+                               f"{str(err).strip().splitlines()[0][:200] if str(err).strip() else ''}).") from None
+    if not getattr(tokenizer, "is_fast", False):
+        raise ImportModelError(
+            f"{checkpoint.name}: its tokenizer ({type(tokenizer).__name__}) gives no character offsets; "
+            "the pipeline aligns wordpieces to words by offsets and needs a fast tokenizer (tokenizer.json).")
+    try:
+        model = AutoModelForTokenClassification.from_pretrained(str(checkpoint.folder))
+    except Exception as err:
+        raise ImportModelError(f"{checkpoint.name}: the token classifier does not load ({type(err).__name__}: "
+                               f"{str(err).strip().splitlines()[0][:200] if str(err).strip() else ''}).") from None
+    head = getattr(model, "classifier", None)
+    weight = getattr(head, "weight", None)
+    if weight is None or tuple(weight.shape)[0] != 2 or getattr(head, "bias", None) is None:
+        raise ImportModelError(
+            f"{checkpoint.name}: no linear 'classifier' head with 2 outputs and a bias was found.")
+    return (tokenizer, weight.detach().cpu().numpy().astype("float32"),
+            head.bias.detach().cpu().numpy().astype("float32"))
+
+
+def pipeline_config(checkpoint: Checkpoint, lang: str, long_pairs: str):
+    """The config of the imported pipeline: a ``transformer`` over the
+    checkpoint's encoder, ``paraphrase_spans`` listening to it with the
+    authors' readout (``AUTHORS_PROTOCOL``), and a ``doc_cleaner``."""
+    from thinc.api import Config
+
+    protocol = dict(AUTHORS_PROTOCOL, long_pairs=long_pairs)
+    return Config({
+        "nlp": {"lang": lang, "pipeline": ["transformer", "paraphrase_spans", "doc_cleaner"],
+                "batch_size": 16},
+        "components": {
+            "transformer": {
+                "factory": "transformer",
+                "max_batch_items": 4096,
+                "set_extra_annotations": {"@annotation_setters": "spacy-transformers.null_annotation_setter.v1"},
+                "model": {
+                    "@architectures": "spacy_paraphrase.PairTransformerModel.v1",
+                    "name": str(checkpoint.folder),
+                    "tokenizer_config": {"use_fast": True},
+                    "max_length": 0,
+                    "long_pairs": protocol["long_pairs"],
+                    "token_types": protocol["token_types"],
+                },
+            },
+            "paraphrase_spans": {
+                "factory": "paraphrase_spans",
+                "threshold": protocol["threshold"],
+                "highlight_threshold": protocol["highlight_threshold"],
+                "model": {
+                    "@architectures": "spacy_paraphrase.ParaphraseTagger.v1",
+                    "dropout": 0.1,
+                    "grad_factor": 1.0,
+                    "pooling": protocol["pooling"],
+                    "head_labels": protocol["head_labels"],
+                    "tok2vec": {"@architectures": "spacy_paraphrase.PairTransformerListener.v1", "upstream": "*"},
+                },
+            },
+            "doc_cleaner": {"factory": "doc_cleaner", "attrs": {"_.trf_data": None}, "silent": True},
+        },
+    })
+
+
+def import_model(source: str, output_dir: Path, *, revision: Optional[str] = None, lang: str = "en",
+                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False) -> Dict:
+    """Import the token classifier ``source`` (module doc) into the new
+    pipeline directory ``output_dir``. Returns what was written (the
+    ``meta.json`` block ``spacy_paraphrase.imported`` and the pipeline's name).
+    ImportModelError (one line) when the source or the target is refused;
+    nothing is written then. ``force``: replace an existing pipeline
+    directory at ``output_dir`` (only once the new one loads and runs)."""
+    import spacy
+    from .encoder.plan import check_long_pairs
+
+    output_dir = Path(output_dir)
+    try:
+        check_long_pairs(long_pairs)
+    except ValueError as err:
+        raise ImportModelError(str(err)) from None
+    check_target(output_dir, source, force)
+    checkpoint = find_checkpoint(source, revision)
+    check_target(output_dir, str(checkpoint.folder), force)
+    tokenizer, weight, bias = load_classifier(checkpoint)
+    config = pipeline_config(checkpoint, lang, long_pairs)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    nlp.initialize()
+    tagger = nlp.get_pipe("paraphrase_spans").model
+    linear = tagger.get_ref("head").layers[-1]
+    if linear.get_param("W").shape != weight.shape:
+        raise ImportModelError(
+            f"{checkpoint.name}: its classifier is {weight.shape[1]} wide but its encoder gives "
+            f"{linear.get_param('W').shape[1]}-wide vectors.")
+    linear.set_param("W", linear.ops.asarray2f(weight))
+    linear.set_param("b", linear.ops.asarray1f(bias))
+    imported = imported_record(checkpoint, tokenizer, long_pairs)
+    transformer = nlp.get_pipe("transformer").model
+    # The saved config names the source as the user gave it (a hub name, or
+    # the folder as typed), not this machine's cache path.
+    transformer.attrs["name"] = checkpoint.name
+    nlp.config["components"]["transformer"]["model"]["name"] = checkpoint.name
+    transformer.attrs["backbone"] = {
+        "name": checkpoint.name, "source": checkpoint.source, "sha256": checkpoint.sha256,
+        "licence": imported["terms"], "packages": None}
+    meta = nlp.meta
+    meta["name"] = name or default_name(checkpoint.name)
+    meta["version"] = "1.0.0"
+    meta["description"] = (f"{checkpoint.name} ({checkpoint.architecture}) imported as a paraphrase_spans "
+                           "pipeline with the ContextDeP authors' inference (docs/paper-model.md).")
+    meta["license"] = imported["terms"]
+    meta["sources"] = [{"name": checkpoint.name, "url": imported["url"], "license": imported["terms"]}]
+    meta.setdefault(META_KEY, {})["imported"] = imported
+    meta[META_KEY]["backbone"] = dict(transformer.attrs["backbone"])
+
+    def build(folder: Path) -> None:
+        nlp.to_disk(folder)
+        check_loads(folder)
+
+    staged_swap(output_dir, build)
+    return {"name": meta["name"], "imported": imported}
+
+
+def check_target(output_dir: Path, source: str, force: bool = False) -> None:
+    """OUTPUT_DIR must be new or empty (with ``force``, a pipeline directory
+    is replaced too), and never the source or inside it."""
+    output_dir = Path(output_dir)
+    replaceable = force and (output_dir / "config.cfg").is_file()
+    if output_dir.exists() and (not output_dir.is_dir() or any(output_dir.iterdir())) and not replaceable:
+        raise ImportModelError(f"{output_dir} exists and is not empty: give a new directory "
+                               "(--force replaces a pipeline directory).")
+    src = Path(source).expanduser()
+    if src.exists():
+        out, src = output_dir.resolve(), src.resolve()
+        if out == src or src in out.parents:
+            raise ImportModelError(f"{output_dir} is the source or inside it: give a directory elsewhere.")
+    try:
+        check_save_target(output_dir, in_place=False)
+    except ValueError as err:
+        raise ImportModelError(str(err)) from None
+
+
+def imported_record(checkpoint: Checkpoint, tokenizer, long_pairs: str) -> Dict:
+    """The ``meta.json`` block ``spacy_paraphrase.imported``."""
+    sep_is_separator = tokenizer.convert_tokens_to_ids("[SEP]") == tokenizer.sep_token_id
+    hub = checkpoint.source == "hub"
+    return {
+        "source": checkpoint.name,
+        "from": checkpoint.source,
+        "revision": checkpoint.revision,
+        "sha256": checkpoint.sha256,
+        "architecture": checkpoint.architecture,
+        "model_type": checkpoint.model_type,
+        "url": f"https://huggingface.co/{checkpoint.name}" if hub else "",
+        "terms": KNOWN_TERMS.get(checkpoint.name, "as the checkpoint's own licence / model card says"),
+        "protocol": dict(AUTHORS_PROTOCOL, long_pairs=long_pairs),
+        # The authors' input is one sequence with the word "[SEP]" between the
+        # turns; it is the same as the text pair this pipeline encodes only when
+        # "[SEP]" is the tokenizer's separator (BERT, DeBERTa; not RoBERTa).
+        "sep_word_is_separator": bool(sep_is_separator),
+    }
+
+
+def default_name(source: str) -> str:
+    """A meta.json name spacy package accepts, from the source's last part."""
+    stem = Path(source.rstrip("/")).name or "imported"
+    cleaned = "".join(c.lower() if c.isalnum() else "_" for c in stem).strip("_")
+    return cleaned or "imported"
+
+
+def check_loads(folder: Path) -> None:
+    """Load the written pipeline and run it on one pair (so a directory that
+    does not load is never moved into place)."""
+    import spacy
+    from .pair_doc import make_pair_doc
+
+    nlp = spacy.load(folder)
+    nlp(make_pair_doc(nlp, "We won the game.", "You won it?"))
+

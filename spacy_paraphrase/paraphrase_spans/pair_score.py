@@ -1,0 +1,42 @@
+"""The pair score, the one rule behind a pair's decision: min over the two
+turns of the max token probability, so "score >= threshold" means "some word
+in *both* turns reaches the threshold" (the ContextDeP paper's rule). The
+readout decides with it, the component's pair loss trains the token that sets
+it, and the vote-share map reads it as a feature: all three call this module,
+so a change to the rule is made here once (and fitted vote-share maps, whose
+``pair_score`` feature is this value, are refitted with ``tune --key vote_share``).
+"""
+from typing import List, Optional, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+from ..pair_doc import get_turns
+
+
+def turn_maxima(doc: Doc, probs: numpy.ndarray) -> List[Tuple[float, Optional[int]]]:
+    """Per turn (first, second): its highest probability and the Doc index of
+    the token that has it; ``(0.0, None)`` for a turn with no probability
+    (NaN = none: tokens without pieces, cut tokens)."""
+    out: List[Tuple[float, Optional[int]]] = []
+    for turn in get_turns(doc):
+        p = numpy.asarray(probs[turn.start : turn.end], dtype="float64")
+        scored = ~numpy.isnan(p)
+        if not scored.any():
+            out.append((0.0, None))
+            continue
+        j = int(numpy.argmax(numpy.where(scored, p, -numpy.inf)))
+        out.append((float(p[j]), turn.start + j))
+    return out
+
+
+def pair_score_and_token(doc: Doc, probs: numpy.ndarray) -> Tuple[float, Optional[int]]:
+    """The pair score and the token that sets it (None when a turn has no
+    probability: then the score is 0)."""
+    return min(turn_maxima(doc, probs), key=lambda best: best[0])
+
+
+def pair_score_from_probs(doc: Doc, probs: numpy.ndarray) -> float:
+    """min over the two turns of the max token probability (0 for a turn with
+    no probability at all)."""
+    return pair_score_and_token(doc, probs)[0]

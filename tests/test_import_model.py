@@ -1,0 +1,438 @@
+"""import-model: a Hugging Face token classifier of the ContextDeP authors'
+kind as a paraphrase_spans pipeline, checked against an independent
+implementation of the authors' inference written here from the facts of their
+protocol (docs/paper-model.md): one sequence ``first words + ["[SEP]"] +
+second words`` (``is_split_into_words``, ``truncation=True``), softmax label 1
+at each word's first sub-word (their ``word_ids`` walk, the "[SEP]" word
+dropped), a word highlighted when its probability is > 0.5, a pair a
+paraphrase when a word of both turns is."""
+import csv
+import json
+import sys
+import warnings
+
+import numpy
+import pytest
+import spacy
+import torch
+from typer.testing import CliRunner
+
+from spacy_paraphrase import make_pair_doc
+from spacy_paraphrase.cli import app
+from spacy_paraphrase.import_model import ABOVE_HALF, import_model
+from tests.util import DATA_DIR, DEBERTA_TOKENIZER, PAIRS, make_token_classifier
+
+runner = CliRunner()
+KINDS = ["bert", "deberta"]
+
+# Pairs used when the ContextDeP data is not at hand (the tests then still
+# run): words the DeBERTa-v3-style tokenizer starts with a lone "▁" piece
+# ("each", "--"), punctuation attached, an empty word.
+FALLBACK_PAIRS = [(a, b) for a, b, _, _ in PAIRS] + [
+    ("At some point, somebody has to blink, but they're waiting for each other. Meanwhile --".split(" "),
+     "They'll be waiting a while.".split(" ")),
+    ("We  won the game.".split(" "), "You won it?".split(" ")),
+]
+
+
+def dev_pairs():
+    """ContextDeP dev pairs (words = ``text.split(" ")``), else the fallback pairs."""
+    path = DATA_DIR / "contextdep" / "dev.tsv"
+    if not path.is_file():
+        return FALLBACK_PAIRS
+    csv.field_size_limit(10 ** 9)
+    pairs = {}
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle, delimiter="\t"):
+            pairs.setdefault(row["QID"], (row["Guest Tokens"].split(" "), row["Host Tokens"].split(" ")))
+    return list(pairs.values()) + FALLBACK_PAIRS[-2:]
+
+
+class AuthorsInference:
+    """The authors' inference of a token classifier folder, as their
+    evaluation script runs it (written from the protocol, not from this
+    package's code)."""
+
+    def __init__(self, folder):
+        from transformers import AutoModelForTokenClassification, AutoTokenizer
+
+        self.tokenizer = AutoTokenizer.from_pretrained(str(folder))
+        self.model = AutoModelForTokenClassification.from_pretrained(str(folder)).eval()
+
+    def encode(self, first, second):
+        return self.tokenizer(first + ["[SEP]"] + second, is_split_into_words=True, truncation=True,
+                              padding=True, return_tensors="pt")
+
+    def __call__(self, first, second):
+        """(first-turn word probabilities, second-turn ones, n pieces), read
+        as their script reads them: a word kept when its index equals the
+        count so far (an empty word shifts the rest)."""
+        enc = self.encode(first, second)
+        with torch.no_grad():
+            probs = torch.softmax(self.model(**enc).logits, dim=-1)[0, :, 1].numpy()
+        words = []
+        for i, w in enumerate(enc.word_ids(0)):
+            if w is not None and w == len(words):
+                words.append(float(probs[i]))
+        sep = len(first)
+        return numpy.array(words[:sep]), numpy.array(words[sep + 1:]), int(enc["input_ids"].shape[1])
+
+    @staticmethod
+    def decide(p_first, p_second):
+        highlighted = (p_first > 0.5, p_second > 0.5)
+        return bool(highlighted[0].any() and highlighted[1].any()), highlighted
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def imported(request, tmp_path_factory):
+    """(kind, checkpoint folder, imported pipeline folder)."""
+    if request.param == "deberta" and not DEBERTA_TOKENIZER.is_dir():
+        pytest.skip(f"the DeBERTa-v3-style tokenizer is not at {DEBERTA_TOKENIZER}")
+    base = tmp_path_factory.mktemp(f"import_{request.param}")
+    checkpoint = make_token_classifier(base / "checkpoint", request.param)
+    out = base / "pipeline"
+    import_model(str(checkpoint), out)
+    return request.param, checkpoint, out
+
+
+def pipeline_probs(nlp, pairs):
+    docs = list(nlp.pipe([make_pair_doc(nlp, a, b) for a, b in pairs]))
+    return docs, [numpy.asarray(doc.spans["paraphrase"].attrs["token_probs"], dtype="float64") for doc in docs]
+
+
+def test_every_word_and_decision_equals_the_authors_inference(imported):
+    kind, checkpoint, out = imported
+    authors = AuthorsInference(checkpoint)
+    nlp = spacy.load(out)
+    pairs = dev_pairs()
+    docs, probs = pipeline_probs(nlp, pairs)
+    clean = shifted = lone_piece = 0
+    for (first, second), doc, p in zip(pairs, docs, probs):
+        ref_a, ref_b, n_pieces = authors(first, second)
+        n_a = len(first)
+        if "" in first or "" in second:
+            # the documented difference: their walk drops an empty word's slot and
+            # shifts every later word; here every word keeps its index (the empty
+            # one gets the rule for tokens without pieces). The non-empty words
+            # equal the authors' inference over the pair without its empty words.
+            shifted += 1
+            assert len(ref_a) + len(ref_b) < len(first) + len(second)
+            kept_a, kept_b = [w for w in first if w], [w for w in second if w]
+            unshifted_a, unshifted_b, _ = authors(kept_a, kept_b)
+            got_a = p[:n_a][[i for i, w in enumerate(first) if w]]
+            got_b = p[n_a:][[i for i, w in enumerate(second) if w]]
+            assert numpy.abs(got_a - unshifted_a).max() <= 1e-5
+            assert numpy.abs(got_b - unshifted_b).max() <= 1e-5
+            continue
+        assert n_pieces <= 512
+        clean += 1
+        lone_piece += "▁" in authors.encode(first, second).tokens()
+        assert numpy.abs(p[:n_a] - ref_a).max() <= 1e-5, (kind, first[:5])
+        assert numpy.abs(p[n_a:] - ref_b).max() <= 1e-5, (kind, second[:5])
+        is_paraphrase, (hl_a, hl_b) = AuthorsInference.decide(ref_a, ref_b)
+        assert (doc.cats["PARAPHRASE"] >= nlp.get_pipe("paraphrase_spans").cfg["threshold"]) == is_paraphrase
+        flags = numpy.zeros((len(doc),), dtype=bool)
+        for span in doc.spans["paraphrase"]:
+            flags[span.start:span.end] = True
+        if is_paraphrase:
+            assert flags.tolist() == hl_a.tolist() + hl_b.tolist()
+        else:
+            assert not flags.any()
+    assert shifted >= 1 and clean >= min(80, len(pairs) - shifted)
+    if kind == "deberta":  # the words whose first sub-word is a lone "▁" were among them
+        assert lone_piece >= 1
+
+
+@pytest.mark.parametrize("setting,value", [
+    ("components.paraphrase_spans.model.pooling", "mean"),
+    ("components.transformer.model.token_types", "pair"),
+])
+def test_switching_a_protocol_setting_back_breaks_exactness(imported, setting, value):
+    kind, checkpoint, out = imported
+    if kind == "deberta" and setting.endswith("token_types"):
+        pytest.skip("DeBERTa-v3 has no token-type embeddings: the setting cannot matter there")
+    pairs = dev_pairs()[:12]
+    _, exact = pipeline_probs(spacy.load(out), pairs)
+    _, changed = pipeline_probs(spacy.load(out, config={setting: value}), pairs)
+    diff = max(float(numpy.nanmax(numpy.abs(a - b))) for a, b in zip(exact, changed))
+    assert diff > 1e-3
+
+
+def test_above_half_is_the_authors_strict_threshold(imported):
+    _, _, out = imported
+    nlp = spacy.load(out)
+    pipe = nlp.get_pipe("paraphrase_spans")
+    assert pipe.cfg["threshold"] == pipe.cfg["highlight_threshold"] == ABOVE_HALF
+    after_half = float(numpy.nextafter(numpy.float32(0.5), numpy.float32(1)))
+    assert 0.5 < ABOVE_HALF < after_half and numpy.float32(ABOVE_HALF) == numpy.float32(after_half)
+    doc = make_pair_doc(nlp, ["We", "won"], ["You", "won"])
+    half = numpy.float32(0.5)
+    pipe.readout.annotate(doc, numpy.array([half, 0.9, half, 0.9], dtype="float32"))
+    assert doc.cats["PARAPHRASE"] >= ABOVE_HALF and [s.text for s in doc.spans["paraphrase"]] == ["won", "won"]
+    pipe.readout.annotate(doc, numpy.array([half, 0.1, 0.9, 0.2], dtype="float32"))
+    assert doc.cats["PARAPHRASE"] < ABOVE_HALF and len(doc.spans["paraphrase"]) == 0  # 0.5 is not > 0.5
+
+
+def test_long_pairs_are_cut_like_the_authors_or_windowed(imported):
+    kind, checkpoint, out = imported
+    authors = AuthorsInference(checkpoint)
+    words = "the committee said on Tuesday that every member would answer questions".split()
+    first = [f"{w}{i % 7}" if i % 5 == 0 else w for i, w in enumerate(words * 40)]  # ~480 words, >512 pieces
+    second = "So the committee will answer the questions on Tuesday?".split()
+    nlp = spacy.load(out)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        doc = nlp(make_pair_doc(nlp, first, second))
+    ref_a, ref_b, n_pieces = authors(first, second)
+    assert n_pieces == 512 and len(ref_b) == 0  # the cut falls in the first turn: the second is lost
+    p = numpy.asarray(doc.spans["paraphrase"].attrs["token_probs"], dtype="float64")
+    assert numpy.abs(p[: len(ref_a)] - ref_a).max() <= 1e-5
+    assert numpy.isnan(p[len(ref_a):]).all()
+    assert doc.spans["paraphrase"].attrs["truncated"] and doc.cats["PARAPHRASE"] == 0.0
+    windowed = spacy.load(out, config={"components.transformer.model.long_pairs": "windows"})
+    doc_w = windowed(make_pair_doc(windowed, first, second))
+    assert not numpy.isnan(doc_w.spans["paraphrase"].attrs["token_probs"]).any()
+    assert doc_w.spans["paraphrase"].attrs["n_windows"] > 1
+
+
+def test_meta_names_the_source_and_the_protocol(imported):
+    kind, checkpoint, out = imported
+    meta = json.loads((out / "meta.json").read_text())
+    record = meta["spacy_paraphrase"]["imported"]
+    assert record["architecture"].endswith("ForTokenClassification") and record["from"] == "local"
+    assert record["sha256"] and len(record["sha256"]) == 64
+    assert record["protocol"] == {"pooling": "first", "head_labels": 2, "long_pairs": "truncate",
+                                  "token_types": "single", "threshold": ABOVE_HALF, "highlight_threshold": ABOVE_HALF}
+    assert record["sep_word_is_separator"] is True
+    assert meta["sources"][0]["name"] == str(checkpoint) and meta["license"]
+    assert str(DATA_DIR) not in (out / "meta.json").read_text()
+
+
+def test_the_head_is_the_checkpoints_two_label_classifier(imported):
+    from transformers import AutoModelForTokenClassification
+
+    _, checkpoint, out = imported
+    head = AutoModelForTokenClassification.from_pretrained(str(checkpoint)).classifier
+    linear = spacy.load(out).get_pipe("paraphrase_spans").model.get_ref("head").layers[-1]
+    assert numpy.array_equal(linear.get_param("W"), head.weight.detach().numpy())
+    assert numpy.array_equal(linear.get_param("b"), head.bias.detach().numpy())
+
+
+def test_refuses_bad_sources_in_one_clear_error_writing_nothing(tmp_path, monkeypatch):
+    from transformers import BertConfig, BertModel
+
+    good = make_token_classifier(tmp_path / "good", "bert")
+    plain = tmp_path / "plain"
+    BertModel(BertConfig(vocab_size=100, hidden_size=8, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=8)).save_pretrained(str(plain))
+    three = make_token_classifier(tmp_path / "three", "bert", labels=3)
+    slow = tmp_path / "slow"  # a tokenizer with no fast version (no offsets): CTRL
+    slow.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        (slow / name).write_bytes((good / name).read_bytes())
+    (slow / "vocab.json").write_text(json.dumps({"a": 0, "b": 1, "<unk>": 2}))
+    (slow / "merges.txt").write_text("#version: 0.2\n")
+    (slow / "tokenizer_config.json").write_text(json.dumps({"tokenizer_class": "CTRLTokenizer"}))
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "x").write_text("x")
+    cases = [
+        ([str(plain)], "is not a token classifier"),
+        ([str(three)], "has 3 labels"),
+        ([str(slow)], "gives no character offsets"),
+        (["nobody/no-such-model"], "Cannot fetch 'nobody/no-such-model'"),
+        ([str(tmp_path / "good" / "config.json")], "is a file"),
+        ([str(good), "--long-pairs", "drop"], "Unknown long_pairs"),
+    ]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args, message in cases:
+        result = runner.invoke(app, ["import-model", args[0], str(tmp_path / "out")] + args[1:])
+        assert result.exit_code == 1, (args, result.output)
+        assert message in " ".join(result.output.split()), (args, result.output)
+        assert "Traceback" not in result.output
+    for target, message in [(taken, "not empty"), (good / "inside", "inside")]:
+        result = runner.invoke(app, ["import-model", str(good), str(target)])
+        assert result.exit_code == 1 and message in " ".join(result.output.split()), result.output
+    assert not (good / "inside").exists()
+    # the hub on, but unreachable: still one error naming the way to a local copy
+    import huggingface_hub
+
+    def unreachable(*args, **kwargs):
+        raise huggingface_hub.errors.LocalEntryNotFoundError("Connection error, and we cannot find the files")
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    result = runner.invoke(app, ["import-model", "AnnaWegmann/Highlight-Paraphrases-in-Dialog", str(tmp_path / "out")])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 1 and "not reachable" in flat and "--local-dir DIR" in flat, result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, no staging left
+
+
+
+def test_training_an_imported_pipeline_moves_its_two_label_head_downhill(imported):
+    """The 2-label head's gradient (d(z1 - z0): +d to label 1, -d to label 0):
+    updates on gold pairs lower the loss, from the imported weights."""
+    from thinc.api import Adam, fix_random_seed
+    from tests.util import make_examples
+
+    fix_random_seed(0)
+    _, _, out = imported
+    nlp = spacy.load(out)
+    examples = make_examples(nlp)
+    optimizer = Adam(1e-3)
+    losses = []
+    for _ in range(8):
+        step = {}
+        nlp.update(examples, sgd=optimizer, losses=step)
+        losses.append(step["paraphrase_spans"])
+    assert losses[-1] < 0.8 * losses[0], losses
+
+
+def test_spacy_train_fine_tunes_from_the_imported_weights(imported, tmp_path):
+    """configs/contextdep_paper_finetune.cfg sources both components from the
+    imported pipeline: training starts from its head (a few small steps stay
+    near it) and keeps the authors' settings."""
+    import subprocess
+    from spacy.tokens import DocBin
+    from tests.test_project import ROOT
+    from tests.util import make_examples
+
+    kind, checkpoint, out = imported
+    if kind != "bert":
+        pytest.skip("one architecture is enough for the config path")
+    nlp = spacy.load(out)
+    data = tmp_path / "pairs.spacy"
+    DocBin(docs=[eg.reference for eg in make_examples(nlp)], store_user_data=True).to_disk(data)
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "train", str(ROOT / "configs" / "contextdep_paper_finetune.cfg"),
+         "--paths.imported", str(out), "--paths.train", str(data), "--paths.dev", str(data),
+         "--output", str(tmp_path / "trained"), "--training.max_epochs", "2", "--training.eval_frequency", "1"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    trained = spacy.load(tmp_path / "trained" / "model-last")
+    w_import = nlp.get_pipe("paraphrase_spans").model.get_ref("head").layers[-1].get_param("W")
+    w_trained = trained.get_pipe("paraphrase_spans").model.get_ref("head").layers[-1].get_param("W")
+    assert w_trained.shape == w_import.shape == (2, 32)
+    moved = float(numpy.abs(w_trained - w_import).max())
+    assert 0 < moved < 0.01 * float(numpy.abs(w_import).max())
+    assert trained.get_pipe("paraphrase_spans").model.attrs["pooling"] == "first"
+    assert trained.get_pipe("transformer").model.attrs["token_types"] == "single"
+
+
+
+def test_its_scores_become_soft_silver_targets_for_a_student(imported):
+    """Distillation goes through the LLM's silver path (`llm silver --soft`):
+    the imported pipeline's word probabilities become the student's soft
+    token targets, its pair score the pair target."""
+    from spacy_paraphrase.llm.silver import silver_docs
+    from spacy_paraphrase.paraphrase_spans.scorer import reference_token_targets
+
+    _, _, out = imported
+    nlp = spacy.load(out)
+    pairs = FALLBACK_PAIRS[:4]
+    inputs = [make_pair_doc(nlp, a, b) for a, b in pairs]
+    silver, counts = silver_docs(nlp, inputs, soft=True)
+    assert counts["written"] == len(pairs)
+    _, probs = pipeline_probs(nlp, pairs)
+    for doc, p, (a, _) in zip(silver, probs, pairs):
+        targets = reference_token_targets(doc, "paraphrase")
+        assert numpy.allclose(targets, numpy.nan_to_num(p, nan=0.0), atol=1e-6)
+        assert doc.cats["PARAPHRASE"] == pytest.approx(float(numpy.nanmin(
+            [numpy.nanmax(p[: len(a)]), numpy.nanmax(p[len(a):])])), abs=1e-6)
+
+
+
+def test_the_commands_take_the_imported_pipeline(imported, tmp_path):
+    """annotate -> visualize, report, validate sheet; evaluate: as for a trained pipeline."""
+    import srsly
+    from spacy.tokens import DocBin
+    from tests.test_project import CHAT
+    from tests.util import make_examples
+
+    kind, _, out = imported
+    if kind != "bert":
+        pytest.skip("one architecture is enough for the commands")
+    chat = tmp_path / "chat.jsonl"
+    srsly.write_jsonl(chat, [dict(dialog, id=f"{dialog['id']}-{i}") for i in range(3) for dialog in CHAT])
+    records = tmp_path / "records.jsonl"
+    steps = [
+        ["annotate", str(out), str(chat), str(records), "--no-count", "--with-probs"],
+        ["visualize", str(records), str(tmp_path / "page.html")],
+        ["report", str(records), "-o", str(tmp_path / "report")],
+        ["validate", "sheet", str(records), "-o", str(tmp_path / "sheet.csv"), "--n", "4"],
+    ]
+    for args in steps:
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, (args, result.output)
+    rows = list(srsly.read_jsonl(records))
+    assert len(rows) == 6 and all(0.0 <= r["score"] <= 1.0 for r in rows)
+    assert (tmp_path / "report" / "index.html").is_file() and (tmp_path / "page.html").stat().st_size > 1000
+    nlp = spacy.load(out)
+    data = tmp_path / "dev.spacy"
+    DocBin(docs=[eg.reference for eg in make_examples(nlp)], store_user_data=True).to_disk(data)
+    result = runner.invoke(app, ["evaluate", str(out), str(data), "--output", str(tmp_path / "scores.json")])
+    assert result.exit_code == 0, result.output
+    assert "paraphrase_spans_pair_f" in srsly.read_json(tmp_path / "scores.json")
+
+
+@pytest.mark.slow
+def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path):
+    """`spacy project run paper_model` on two saved random DeBERTa-v3 token
+    classifiers (standing in for the hub's): import, evaluate on dev and
+    test, package; then the wheel, installed with spacy-paraphrase's own in a
+    fresh venv, annotates a dialog file by package name, the checkpoints gone."""
+    import shutil
+    import srsly
+    from tests.test_project import CHAT, ROOT, _build_package_wheel, _fresh_env, _run
+    from tests.util import HEADER, row
+
+    if not DEBERTA_TOKENIZER.is_dir():
+        pytest.skip(f"the DeBERTa-v3-style tokenizer is not at {DEBERTA_TOKENIZER}")
+    aggregated = make_token_classifier(tmp_path / "ckpt_aggregated", "deberta", seed=1)
+    all_annotations = make_token_classifier(tmp_path / "ckpt_all", "deberta", seed=2)
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(ROOT / "project.yml", project / "project.yml")
+    shutil.copytree(ROOT / "scripts", project / "scripts")
+    shutil.copytree(ROOT / "configs", project / "configs")
+    data = tmp_path / "data" / "contextdep"
+    data.mkdir(parents=True)
+    rows = [row(f"Q{i}", "A", i % 2, f"we won the game {i}", [1, 1, 1, 0, 0] if i % 2 else [0] * 5,
+                f"you won {i}", [0, 1, 0] if i % 2 else [0] * 3) for i in range(6)]
+    for split in ("dev", "test"):
+        (data / f"{split}.tsv").write_text(HEADER + "".join(rows), encoding="utf-8")
+    _run([sys.executable, "-m", "spacy", "project", "run", "paper_model", project,
+          "--vars.data_dir", tmp_path / "data", "--vars.paper_model", aggregated,
+          "--vars.paper_model_all", all_annotations], "spacy project run paper_model", 1200, cwd=project)
+    for variant in ("aggregated", "all"):
+        for split in ("dev", "test"):
+            scores = srsly.read_json(project / "metrics" / f"paper_model_{variant}_{split}.json")
+            for key in ("pair_f", "pair_acc", "jaccard_first", "jaccard_second"):
+                assert f"paraphrase_spans_{key}" in scores, (variant, split, key)
+    meta = srsly.read_json(project / "training" / "paper_model" / "aggregated" / "meta.json")
+    assert meta["spacy_paraphrase"]["imported"]["protocol"]["pooling"] == "first"
+    wheels = list((project / "packages").glob("**/*.whl"))
+    assert len(wheels) == 1
+    shutil.rmtree(aggregated)
+    shutil.rmtree(all_annotations)
+
+    work = tmp_path / "install"
+    package_wheel = _build_package_wheel(work / "build")
+    venv = work / "venv"
+    _run([sys.executable, "-m", "venv", venv], "creating the venv", 300)
+    python = venv / "bin" / "python"
+    env = _fresh_env(venv)
+    outside = work / "outside"
+    outside.mkdir()
+    pip = [python, "-m", "pip", "install", "--no-input"]
+    _run(pip + ["torch==2.13.0"], "pip install torch==2.13.0 into the fresh venv", 1800, env=env, cwd=outside)
+    _run(pip + [package_wheel, wheels[0]], "pip install both wheels", 2400, env=env, cwd=outside)
+    chat = outside / "chat.jsonl"
+    srsly.write_jsonl(chat, CHAT)
+    _run([python, "-m", "spacy_paraphrase", "annotate", "en_contextdep_paper_aggregated", chat, outside / "out.jsonl",
+          "--no-count"], "annotate with the imported model's wheel", 600, env=env, cwd=outside)
+    records = list(srsly.read_jsonl(outside / "out.jsonl"))
+    assert [r["conversation_id"] for r in records] == ["c1", "c2"]
+    for record in records:
+        assert isinstance(record["score"], float) and 0.0 <= record["score"] <= 1.0, record
