@@ -32,18 +32,25 @@ turn in four steps and stops at the first that finds it:
    content word replaced a content word; "the thing" with "thing" replaced,
    or "unclog the time" for "at the time", is no evidence. ``"lenient"``
    (the default) also takes matching units of >= 2 letters from two of the
-   quote's words ("if the time" for "if the North", "unclog the time" for
-   "at the time"; not the "it is" of "It's big", nor "U.S."), and a lone
+   quote's words when the quote's other unit is a filler put in or the quote
+   left a word out ("it was across" for "It was all across"; not the "it is"
+   of "It's big", nor "U.S."), but not when it replaced a word, is another
+   word put in or another form of a word: frequent words and a word of the
+   quote's own are no evidence ("who signed the" is not "who is the",
+   "coming from" not "come from", "unclog the time" not "at the time"), and a lone
    word that is not a frequent one whatever replaced its neighbour ("they
    stole" for "allegedly stole"). Which to use is a trade: on the alignment
-   benchmark lenient finds 88% of the 2-3-word quotes with a word replaced
-   whose place is unique in the pair (strict 74-76%), and more of those with
-   a word added, and gives a span to 0.1-0.3% of the quotes of other pairs
-   (strict none): docs/llm.md, "Alignment: measured". The fit must be the
+   benchmark lenient finds 78-88% of the 2-3-word quotes with a word replaced
+   whose place is unique in the pair (strict 73-76%), and more of those with
+   a word added, and gives a span to 0.2% of the quotes of other pairs
+   (strict 0.05-0.1%): docs/llm.md, "Alignment: measured". The fit must be the
    only one **in the pair** (both turns of the Doc). At the edge, a quote unit that does
    not match reads as put in when it is a filler (the span leaves the turn's
    neighbour out) and as a replacement otherwise (the span takes the turn's
-   word in). Score: RapidFuzz ratio of the quote and the run.
+   word in). A quote of 4 words with a filler put in inside ("sell a
+   basically free ticket?") is the quote without that filler, word for word,
+   at its one place in the pair, when its words are evidence. Score:
+   RapidFuzz ratio of the quote and the run.
 4. ``fuzzy``: every window of the turn's units whose length is within
    ``max(1, round(0.5 * n))`` of the quote's ``n`` units and that holds one
    of the quote's content words or a form of it (any of its words, when it
@@ -51,7 +58,8 @@ turn in four steps and stops at the first that finds it:
    compared with the quote (RapidFuzz ``fuzz.ratio`` on the units joined by
    spaces, 0-100); the best window counts when its score is >=
    ``min_score`` (default ``DEFAULT_MIN_SCORE`` = 80), ties broken by the
-   length closest to the quote's; for a quote of 2-3 units, the units it
+   length closest to the quote's; for a quote of 2-3 units or 2-3 words
+   ("he didn't think" is not "I don't think"), the units it
    shares with the window must be evidence as in step 3, by the strict rule
    whatever ``short_evidence`` says (the best window need not be the only
    place in the pair). Of the windows over
@@ -61,10 +69,18 @@ turn in four steps and stops at the first that finds it:
    word off), and of those, the one that holds more of the quote's units in
    order ("You you did" is "You said you did", not "you did").
 
-In every step the quote's last unit may be a prefix of the turn's unit (the
-authors' rule for a word cut off mid-way: "the new sch" is "the new
-school"), for quotes of >= 2 units whose last unit has >= 2 letters (>= 3 in
-step 3); a whole-word match wins over a prefix match.
+In every step the quote's last unit may be a prefix of the turn's unit (a
+word cut off mid-way: "the new sch" is "the new school"), for quotes of >= 2
+units: in steps 1 and 2, where every other unit matches word for word, any
+proper prefix, one letter included ("it had come in the m" is "... in the
+mail", "a p" is "a pope"), as the authors' rule (which takes any proper
+prefix of the last word, also of a one-word quote); in step 4 from 2 letters,
+in step 3 from 3 (with a word changed too, a letter or two is no evidence).
+A one-unit quote is never cut off: too short to be evidence on its own. A
+whole-word match wins over a prefix match; a cut-off quote whose places all
+complete it to the same words (a phrase said again: "positive train c") takes
+the first, as the authors' rule does, and one that completes to different
+words ("I said n": "no", "nothing") is ambiguous.
 
 A quote that matches in two places that do not overlap, equally well (two
 exact or normalized occurrences, or two fuzzy windows with the same best
@@ -186,11 +202,20 @@ def _find_all(seq: Sequence[str], sub: Sequence[str]) -> List[int]:
     return [i for i in range(n - m + 1) if list(seq[i : i + m]) == list(sub)]
 
 
-def prefix_ok(q_units: Sequence[str]) -> bool:
-    """The authors' rule: a quote's last unit may be a prefix of the turn's
-    unit (a word cut off mid-way); not for a one-unit quote, nor for a
-    last unit of one letter."""
-    return len(q_units) >= 2 and len(q_units[-1]) >= 2
+# The fewest letters of a cut-off last unit each step takes: any proper prefix (the authors' rule) where
+# every other unit of the quote matches word for word; where words were changed too (the fuzzy and short
+# steps), a letter or two is no evidence of a word.
+WORD_FOR_WORD_PREFIX, FUZZY_PREFIX, SHORT_PREFIX = 1, 2, 3
+
+
+def prefix_ok(q_units: Sequence[str], letters: int = FUZZY_PREFIX) -> bool:
+    """Whether a quote's last unit may be a prefix of the turn's unit (a word
+    cut off mid-way): for a quote of >= 2 units whose last unit has >= ``letters``
+    letters. The authors' rule takes any proper prefix of the last word, in a
+    quote of any length (a one-word quote of one letter matches the first word
+    that starts with it): too short to be evidence on its own, a one-unit quote
+    is never cut off here."""
+    return len(q_units) >= 2 and len(q_units[-1]) >= letters
 
 
 def _same(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> bool:
@@ -202,6 +227,18 @@ def _same(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> bool:
 
 def _distinct(spans: List[Span]) -> List[Span]:
     return [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
+
+
+def _one_place(spans: List[Span], cut: bool) -> Optional[Span]:
+    """The place of a word-for-word match (in text order), or None; two places raise Ambiguous,
+    unless the quote's last word is cut off (``cut``) and every place completes it to the same
+    words (a phrase said again: "small busi" where "small businesses" occurs twice): then the
+    first, as the authors' rule takes it ("I said n" for "I said no" and "I said nothing" stays
+    ambiguous)."""
+    spans = _distinct(spans)
+    if len(spans) > 1 and not (cut and len({tuple(span_units(s)[0]) for s in spans}) == 1):
+        raise Ambiguous()
+    return spans[0] if spans else None
 
 
 def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
@@ -221,24 +258,17 @@ def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
         span = turn.doc.char_span(turn.start_char + hit, turn.start_char + hit + len(quote), alignment_mode="expand")
         if span is not None and span.start >= turn.start and span.end <= turn.end:
             (cut if in_word else full).append(span)
-    spans = _distinct(full or cut)
-    if len(spans) > 1:
-        raise Ambiguous()
-    return spans[0] if spans else None
+    return _one_place(full or cut, not full)
 
 
 def normalized_run(turn: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
     units, owners = span_units(turn)
     m = len(q_units)
     hits = _find_all(units, q_units)
-    if not hits and prefix:
+    cut = not hits and prefix
+    if cut:
         hits = [i for i in range(len(units) - m + 1) if _same(units[i : i + m], q_units, True)]
-    if not hits:
-        return None
-    spans = _distinct([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits])
-    if len(spans) > 1:
-        raise Ambiguous()
-    return spans[0]
+    return _one_place([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits], cut)
 
 
 def _window_text(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> str:
@@ -255,7 +285,8 @@ def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
     return int(first) + int(last)
 
 
-def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool) -> Optional[Tuple[Span, float]]:
+def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool,
+                 n_words: Optional[int] = None) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
     units, owners = span_units(turn)
@@ -276,7 +307,7 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool)
                 continue
             # a quote of 2-3 units: the units it shares with the window are evidence (step 3's strict rule:
             # the best window need not be the only place in the pair, so short_evidence does not loosen it)
-            if n <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
+            if min(n, n_words or n) <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
                 continue
             scored.append((score, -abs(length - n), i, i + length))
     if not scored:
@@ -347,7 +378,7 @@ def _form_of(unit: str, other: str) -> bool:
 
 
 def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole: bool = False,
-             lenient: bool = False, words: int = 0) -> bool:
+             lenient: bool = False, words: int = 0, changed: bool = False) -> bool:
     """Whether the quote units that match a place (``kept``; "" for a word
     matched only as a cut-off prefix) are evidence of it: two content words,
     or one that is not a frequent English word (``common_words.py``) among
@@ -359,15 +390,18 @@ def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole:
     word replaced, or "the process" for "election process" could be anywhere.
     ``lenient`` (``short_evidence = "lenient"``, the default of ``locate_quote``)
     also takes matching units of two or more letters from two of the quote's
-    words (``words``: "if the" of "if the time" for "if the North"; not
-    "U.S.", nor the "it is" of "it's easy"), and a lone word that is not a
+    words (``words``: "it was" of "it was across" for "It was all across"; not
+    "U.S.", nor the "it is" of "it's easy") unless ``changed`` (the quote's
+    unit that does not match replaced a word, is another word than a filler
+    put in, or a matching word is another form: "who signed the" is not "who
+    is the"), and a lone word that is not a
     frequent one whatever replaced its neighbour ("convince big" for
     "convince them", and so also "the process" for "election process")."""
     content = [u for u in kept if _content(u)]
     if len(content) >= 2 or (whole and content and len(kept) >= 2):
         return True
-    if lenient and words >= 2:
-        return True
+    if lenient and words >= 2 and not changed:
+        return True  # not for frequent words and a word of the quote's own: "who signed the" is no "who is the"
     if not any(u not in COMMON_WORDS for u in content):
         return False
     return len(kept) >= 2 or (swap is not None and (lenient or (_content(swap[0]) and _content(swap[1]))))
@@ -399,7 +433,7 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
     n = len(q_units)
     if not SHORT_UNITS[0] <= n <= SHORT_RUN[1] + 1:
         return []
-    prefix = prefix_ok(q_units) and len(q_units[-1]) >= 3
+    prefix = prefix_ok(q_units, SHORT_PREFIX)
     found: List[Tuple[Span, int, int, float]] = []
     lengths = sorted({n - 1, n} & set(range(SHORT_RUN[0], SHORT_RUN[1] + 1)))
     for turn in turns:
@@ -433,7 +467,9 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                     kept = kept[:-1] + [""]  # a cut-off word: no evidence of its own
                     kept_at = [k for k in kept_at if k != n - 1]
                 whole = length > n or (length == n - 1 and extra is not None and filler(extra))
-                if not kept or not evidence(kept, swap, whole, lenient, _words(q_units, kept_at, word_of)):
+                # a word replaced, another than a filler put in, or another form of a word
+                changed = (extra is not None and not whole) or (length == n and any(alike))
+                if not kept or not evidence(kept, swap, whole, lenient, _words(q_units, kept_at, word_of), changed):
                     continue
                 # a filler that does not match was more likely put in ("just"), another word more
                 # likely replaces the turn's word: the other reading of the same place loses
@@ -512,7 +548,7 @@ def _word_for_word(turn: Span, quote: str) -> Optional[QuoteAlignment]:
     q_units = text_units(quote)
     if not q_units:
         return None
-    prefix = prefix_ok(q_units)
+    prefix = prefix_ok(q_units, WORD_FOR_WORD_PREFIX)
     span = exact_run(turn, quote, prefix)
     if span is not None:
         return QuoteAlignment(span, "exact", 100.0)
@@ -522,10 +558,18 @@ def _word_for_word(turn: Span, quote: str) -> Optional[QuoteAlignment]:
     return None
 
 
+def _n_words(quote: str) -> int:
+    """How many whitespace words of ``quote`` hold a unit."""
+    return sum(1 for word in quote.split() if text_units(word))
+
+
 def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optional[QuoteAlignment]:
     """Step 3: the one place in ``turns`` where a short quote fits with one
     edit (of the fits that match the most quote units), else None."""
-    if sum(1 for word in quote.split() if text_units(word)) > SHORT_UNITS[1] + 1:
+    n_words = _n_words(quote)
+    if n_words == SHORT_UNITS[1] + 2:
+        return _inner_filler_fit(turns, quote, lenient)
+    if n_words > SHORT_UNITS[1] + 1:
         return None  # not a quote of 2-3 words (one more when a word was added)
     places = short_fits(turns, text_units(quote), lenient, unit_words(quote))
     if not places:
@@ -537,6 +581,35 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
         return None
     best = max(places, key=lambda p: (-p[2], p[3], p[0].end - p[0].start))
     return QuoteAlignment(best[0], "short", best[3])
+
+
+def _inner_filler_fit(turns: Sequence[Span], quote: str, lenient: bool) -> Optional[QuoteAlignment]:
+    """Step 3 for a quote of 4 words with a filler put in inside ("sell a basically free ticket?"): the
+    one place in ``turns`` of the quote without one of its inner fillers, word for word, when its
+    words are evidence, else None."""
+    from rapidfuzz import fuzz
+
+    words = [word for word in quote.split() if text_units(word)]
+    spans: List[Span] = []
+    for k in range(1, len(words) - 1):
+        if not all(filler(u) for u in text_units(words[k])):
+            continue
+        rest = " ".join(words[:k] + words[k + 1 :])
+        q_units = text_units(rest)
+        if not evidence(q_units, whole=True, lenient=lenient, words=_words(q_units, range(len(q_units)), unit_words(rest))):
+            continue
+        for turn in turns:
+            try:
+                span = normalized_run(turn, q_units, prefix_ok(q_units, WORD_FOR_WORD_PREFIX))
+            except Ambiguous:
+                return None
+            if span is not None:
+                spans.append(span)
+    spans = sorted(spans, key=lambda span: (span.start, span.end))
+    if len(_distinct(spans)) != 1:
+        return None
+    units = span_units(spans[0])[0]
+    return QuoteAlignment(spans[0], "short", float(fuzz.ratio(" ".join(units), " ".join(text_units(quote)))))
 
 
 def _pair_turns(turn: Span) -> List[Span]:
@@ -565,7 +638,7 @@ def align_quote(
             short = _uniqueshort_fits(_pair_turns(turn), quote, lenient)
             if short is not None and short.start >= turn.start and short.end <= turn.end:
                 return short
-            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units))
+            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units), _n_words(quote))
             found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
     except Ambiguous:
         return None
@@ -650,7 +723,7 @@ def locate_quote(
     q_units = text_units(quote)
     for name in (side, other):
         try:
-            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units))
+            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units), _n_words(quote))
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err

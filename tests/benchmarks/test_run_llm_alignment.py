@@ -1,5 +1,5 @@
 """The alignment benchmark on ContextDeP dev (skipped without the data): the
-bars of issue 38 hold on its quotes."""
+bars of issues 38 and 50 hold on its quotes."""
 import pytest
 
 from tests.llm.helpers import require
@@ -20,6 +20,11 @@ def test_alignment_on_contextdep_dev(evidence):
     assert kinds["wrong_turn"]["ours_wrong_turn"] == 0 and kinds["wrong_turn_echo"]["ours_wrong_turn"] == 0
     assert kinds["not_in_text"]["ours_aligned"] == 0
     assert kinds["truncated_last"]["ours_jaccard"] >= 0.99
+    # issue 50: the last word cut to every prefix, one letter included: never below the authors' rule
+    for kind in ("truncated_last", "truncated_every"):
+        assert kinds[kind]["below_authors"] == 0 and kinds[kind]["ours_perfect"] >= kinds[kind]["authors_perfect"]
+    assert kinds["truncated_every"]["ours_jaccard"] >= 0.99
+    assert kinds["inner_filler"]["ours_found_unique"] >= 0.95 and kinds["inner_filler_4"]["ours_found_unique"] >= 0.95
     assert kinds["dropped_second"]["ours_jaccard"] >= 0.99
     assert summary["ours_mean_jaccard_per_span"] >= 0.97
     # short quotes with a word added, where the intended place is the unique match in the pair
@@ -29,13 +34,36 @@ def test_alignment_on_contextdep_dev(evidence):
     assert "short_replaced" in markdown(result) and "Unique place" in markdown(result)
     assert f"| {evidence} |" in bars([result])
     invented = summary["ours_invented_aligned"]
-    if evidence == "strict":  # quotes of other pairs: placed nowhere
-        assert invented == 0
+    if evidence == "strict":  # quotes of other pairs: of issue 38's kinds placed nowhere; of the same program's
+        # at most 2 of 512 ("be a" at "be another", which the authors' rule takes too: a cut-off "be another")
+        assert kinds["not_in_text"]["ours_aligned"] == 0 and kinds["not_in_text_short"]["ours_aligned"] == 0
+        assert invented <= 2
     else:  # the trade (docs/llm.md): replaced quotes found, a few quotes of other pairs placed
         assert kinds["short_replaced"]["ours_found_unique"] >= 0.85
-        assert invented <= 0.005 * summary["n_invented"]
-        # the placed ones fit a place of the pair one word away, all but a few
-        assert summary["ours_invented_aligned_unique_fit"] >= invented - 2
+        # 3 of 1774 (issue 50): "be a" at "be another" (as the authors' rule), a lone rare word ("-- you obviously"
+        # at "is obviously"), forms of a word and a contraction ("note appeared. It" at "doesn't appear to")
+        assert invented <= 3
+
+
+def test_issue_50_kinds():
+    """Fast: the last word cut to every proper prefix, a filler at each inner place, runs of other pairs of
+    the same program."""
+    import random
+
+    from benchmarks.run_llm_alignment import cut_every, inner_fillers, program_runs
+
+    assert [q for _, q in cut_every("come in the mail.".split())] == ["come in the m", "come in the ma", "come in the mai"]
+    assert cut_every(["mail"]) == [] and cut_every(["in", "a"]) == []
+    quotes = inner_fillers("Rudy Giuliani said".split(), random.Random(0))
+    assert [k for k, _ in quotes] == ["inner_filler"] * 2
+    assert all(q.split()[0] == "Rudy" and q.split()[-1] == "said" and len(q.split()) == 4 for _, q in quotes)
+    assert {k for k, _ in inner_fillers("sell a free ticket".split(), random.Random(0))} == {"inner_filler_4"}
+    assert inner_fillers("one two three four five".split(), random.Random(0)) == []
+    pairs = [{"qid": "CNN-1-2", "words": (["a", "b"], ["c", "d"])}, {"qid": "NPR-3-4", "words": (["x", "y"], ["z", "w"])},
+             {"qid": "CNN-5-6", "words": (["who", "signed", "the"], ["who", "signed", "the"])}]
+    runs = program_runs(pairs[0], pairs, random.Random(0), n=4)
+    assert len(runs) == 8 and all(q.split()[0] in ("who", "signed") or len(q.split()) == 2 for _, q in runs)
+    assert not any(w in q.split() for _, q in runs for w in ("x", "y", "z", "w", "a", "b", "c", "d"))
 
 
 def test_invented_quote_held_by_the_pair_is_not_counted():

@@ -176,12 +176,38 @@ def test_cut_off_last_word_is_kept(nlp, quote, side, expected):
     assert status.status == "aligned" and doc[status.start : status.end].text == expected
 
 
-def test_whole_word_beats_a_prefix_and_one_letter_is_no_prefix(nlp):
+def test_whole_word_beats_a_prefix_and_two_completions_are_ambiguous(nlp):
     doc, first, _ = pair(nlp, "I said no. Then I said nothing at all.", "Nothing?")
     # "I said no" is whole once; "I said nothing" only as a prefix: not ambiguous
     assert align_quote(first, "I said no").span.text == "I said no"
-    # one letter is no evidence of a cut-off word
+    # "n" cut from "no" or from "nothing": two different words, no guess
     assert align_quote(first, "I said n", fuzzy=False) is None
+    assert locate_quote(doc, "I said n", "first").status == "ambiguous"
+
+
+# Issue 50: a last word cut off anywhere, one letter included, as the authors' rule takes it.
+MAIL = ("I thought it had come in the mail, so much for that. They went into bones and a pope.",
+        "The mail? We need positive train control, then positive train control again.")
+
+
+@pytest.mark.parametrize("quote,side,expected", [
+    ("it had come in the m", "first", "it had come in the mail"),  # exact, one letter
+    ("IT HAD COME IN THE M", "first", "it had come in the mail"),  # normalized, one letter
+    ("so m", "first", "so much"),
+    ("into b", "first", "into bones"),
+    ("a p", "first", "a pope"),
+    # the same phrase twice: every place completes it to the same words, so the first, as the authors' rule
+    ("positive train c", "second", "positive train control"),
+    ("POSITIVE TRAIN CONT", "second", "positive train control"),
+])
+def test_any_proper_prefix_completes_a_word_for_word_quote(nlp, quote, side, expected):
+    doc, _, _ = pair(nlp, *MAIL)
+    status = locate_quote(doc, quote, side)
+    assert status.status == "aligned" and status.method in ("exact", "normalized")
+    assert doc[status.start : status.end].text == expected
+    turn = doc.spans["turns"][0 if side == "first" else 1]
+    assert "train" not in quote or doc[status.end].text == ","  # the first place of the phrase said twice
+    assert exact_word_match([t.text for t in turn], quote) is not None  # the authors' rule takes it too
 
 
 @pytest.mark.parametrize("quote,side,expected", [
@@ -253,6 +279,7 @@ def test_short_quote_replaced_word_and_edges(nlp, quote, side, expected):
     "big time",
     "$20 bill",  # a cut-off word ("billion") is no evidence of its own
     "It's big",  # "It is going": "it is" are two units of one word of the quote, no evidence even lenient
+    "unclog the time",  # "at the time": frequent words and a word of its own (issue 50)
 ])
 @pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
 def test_invented_short_quote_placed_nowhere(nlp, quote, evidence):
@@ -264,8 +291,8 @@ def test_invented_short_quote_placed_nowhere(nlp, quote, evidence):
 @pytest.mark.parametrize("text,quote,side,expected", [
     # two stop words ("And when Russia"): "they" is a filler at the edge, so read as put in
     (RUSSIA, "and when they", "second", "And when"),
-    # "the time" (a frequent word and a stop word) with an unrelated word for "at"
-    (FOUR_MILES, "unclog the time", "second", "at the time"),
+    # two stop words, a word left out ("all" of "It was all across")
+    (FOUR_MILES, "it was across", "second", "It was all across"),
     # a lone rare word whose neighbour was replaced by a word of another kind ("they" for "allegedly")
     (FOUR_MILES, "they stole", "first", "allegedly stole"),
 ])
@@ -297,6 +324,35 @@ def test_a_short_quote_with_two_places_is_not_placed_by_the_fuzzy_step(nlp, evid
     # strict rule ("going" is a frequent word, "to" a stop word), as its best window need not be the only one
     doc, _, _ = pair(nlp, "We are going to be fine, and the kids are going to do well.", "OK.")
     assert not locate_quote(doc, "going to work", "first", short_evidence=evidence).kept
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+@pytest.mark.parametrize("quote", ["who signed the", "what was missing?"])
+def test_frequent_words_and_a_replaced_word_are_no_evidence(nlp, evidence, quote):
+    # issue 50: quotes of another pair, one word from "who is the" / "what was happening"
+    doc, _, _ = pair(nlp, "Who is the man in charge? And what was happening there?", "I don't know.")
+    assert not locate_quote(doc, quote, "first", short_evidence=evidence).kept
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+@pytest.mark.parametrize("quote", [
+    "coming from",  # "come from": a frequent word in another form and a stop word
+    "he didn't think",  # "I don't think": 4 units, but 3 words, so the fuzzy step wants evidence too
+])
+def test_frequent_words_in_another_form_are_no_evidence(nlp, evidence, quote):
+    doc, _, _ = pair(nlp, "Where do they come from? I don't think anyone knows.", "Nobody knows.")
+    assert not locate_quote(doc, quote, "first", short_evidence=evidence).kept
+
+
+@pytest.mark.parametrize("quote,expected", [
+    ("sell a basically free ticket?", "sell a free ticket"),  # 4 words with a filler inside
+    ("it certainly no longer works.", "it no longer works"),
+])
+def test_a_filler_inside_a_four_word_quote_was_put_in(nlp, quote, expected):
+    doc, _, _ = pair(nlp, "Why would you sell a free ticket? We tried, and it no longer works now.", "Really?")
+    status = locate_quote(doc, quote, "first")
+    assert (status.status, status.method) == ("aligned", "short")
+    assert doc[status.start : status.end].text == expected
 
 
 def test_short_evidence_must_be_known(nlp):
