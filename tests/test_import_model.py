@@ -384,7 +384,7 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
     fresh venv, annotates a dialog file by package name, the checkpoints gone."""
     import shutil
     import srsly
-    from tests.test_project import CHAT, ROOT, _build_package_wheel, _fresh_env, _run
+    from tests.test_project import CHAT, ROOT, _build_package_wheel, _fresh_venv, _run
     from tests.util import HEADER, row
 
     if not DEBERTA_TOKENIZER.is_dir():
@@ -419,15 +419,9 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
 
     work = tmp_path / "install"
     package_wheel = _build_package_wheel(work / "build")
-    venv = work / "venv"
-    _run([sys.executable, "-m", "venv", venv], "creating the venv", 300)
-    python = venv / "bin" / "python"
-    env = _fresh_env(venv)
-    outside = work / "outside"
-    outside.mkdir()
-    pip = [python, "-m", "pip", "install", "--no-input"]
-    _run(pip + ["torch==2.13.0"], "pip install torch==2.13.0 into the fresh venv", 1800, env=env, cwd=outside)
-    _run(pip + [package_wheel, wheels[0]], "pip install both wheels", 2400, env=env, cwd=outside)
+    _, python, env, outside = _fresh_venv(work)
+    _run([python, "-m", "pip", "install", "--no-input", package_wheel, wheels[0]], "pip install both wheels", 2400,
+         env=env, cwd=outside)
     chat = outside / "chat.jsonl"
     srsly.write_jsonl(chat, CHAT)
     _run([python, "-m", "spacy_paraphrase", "annotate", "en_contextdep_paper_aggregated", chat, outside / "out.jsonl",

@@ -112,21 +112,30 @@ def _build_package_wheel(work: Path) -> Path:
     return wheels[0]
 
 
-def _check_wheels_install_anywhere(work: Path, model_wheel: Path, package: str) -> None:
-    """Both wheels in a fresh venv (no system site-packages): the model loads
-    by package name from outside the repo, annotates a pair, and the
-    ``annotate`` command runs on a chat file. Without the model wheel the
-    load by name fails (so the check cannot pass on anything else)."""
-    package_wheel = _build_package_wheel(work / "build")
+def _fresh_venv(work: Path):
+    """A fresh venv in ``work`` (no system site-packages) with the pinned CPU
+    torch, its environment and a folder outside the repository to run in:
+    (venv, python, env, outside)."""
     venv = work / "venv"
     _run([sys.executable, "-m", "venv", venv], "creating the venv", 300)
     python = venv / "bin" / "python"
     env = _fresh_env(venv)
     outside = work / "outside"
     outside.mkdir()
-    pip = [python, "-m", "pip", "install", "--no-input"]
     # torch first and pinned (the CPU wheel): a loose requirement could pull a multi-GB CUDA build
-    _run(pip + ["torch==2.13.0"], "pip install torch==2.13.0 into the fresh venv", 1800, env=env, cwd=outside)
+    _run([python, "-m", "pip", "install", "--no-input", "torch==2.13.0"],
+         "pip install torch==2.13.0 into the fresh venv", 1800, env=env, cwd=outside)
+    return venv, python, env, outside
+
+
+def _check_wheels_install_anywhere(work: Path, model_wheel: Path, package: str) -> None:
+    """Both wheels in a fresh venv (no system site-packages): the model loads
+    by package name from outside the repo, annotates a pair, and the
+    ``annotate`` command runs on a chat file. Without the model wheel the
+    load by name fails (so the check cannot pass on anything else)."""
+    package_wheel = _build_package_wheel(work / "build")
+    venv, python, env, outside = _fresh_venv(work)
+    pip = [python, "-m", "pip", "install", "--no-input"]
     _run(pip + [package_wheel], "pip install the spacy-paraphrase wheel (and its dependencies)", 2400, env=env, cwd=outside)
     script = outside / "load_model.py"
     script.write_text(LOAD_SCRIPT, encoding="utf-8")
