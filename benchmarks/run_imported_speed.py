@@ -44,7 +44,7 @@ from typing import Callable, Dict, List
 
 import numpy
 
-from .run_pipeline_overhead import DEFAULT_DATA, Pair, read_pairs, timed
+from .run_pipeline_overhead import DEFAULT_DATA, Pair, print_and_write, read_pairs, timed
 
 REPO = Path(__file__).resolve().parents[1]
 DEBERTA_TOKENIZER = REPO.parent / "shared" / "gpu" / "models" / "deberta"
@@ -222,10 +222,7 @@ def main(argv=None) -> int:
                     "identical_word_highlights": float(words_equal.mean()),
                     "fp32_paraphrase_share": float(fp32_pairs.mean()),
                 }
-    print(json.dumps(result, indent=1))
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf8")
+    print_and_write(result, args.output)
     return 0
 
 

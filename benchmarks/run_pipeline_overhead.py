@@ -139,6 +139,14 @@ class Bare:
                 self.model(**enc).last_hidden_state.float().cpu()
 
 
+def print_and_write(result: Dict, output) -> None:
+    """Print a benchmark's result as JSON and write it to ``output`` (when given)."""
+    print(json.dumps(result, indent=1))
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf8")
+
+
 def timed(fn: Callable[[], None], sync: Callable[[], None]) -> float:
     sync()
     t0 = time.perf_counter()
@@ -285,10 +293,7 @@ def main(argv=None) -> int:
                                   "over_pipeline": med["pipeline"] / secs}
         if args.train_steps:
             result["train"] = train_steps(nlp, backbone, pairs, args.train_steps, 16, device, sync)
-    print(json.dumps(result, indent=1))
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(result, indent=1) + "\n", encoding="utf8")
+    print_and_write(result, args.output)
     return 0
 
 
