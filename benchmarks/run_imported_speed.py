@@ -144,6 +144,11 @@ def decisions(nlp, pairs: List[Pair], batch: int):
     return numpy.array(pair_dec), word_dec
 
 
+def say(message: str) -> None:
+    """A progress line on stderr (a base-size run takes many minutes)."""
+    print(f"[{datetime.datetime.now():%H:%M:%S}] {message}", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--shape", default="tiny", choices=sorted(SHAPES))
@@ -171,6 +176,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         checkpoint = args.checkpoint or make_checkpoint(args.shape, tmp / "checkpoint")
+        say("importing the checkpoint")
         import_model(str(checkpoint), tmp / "imported")
         nlp = spacy.load(tmp / "imported")
         systems: Dict[str, Callable[[], None]] = {
@@ -178,6 +184,7 @@ def main(argv=None) -> int:
         quantized = {}
         if args.quantize:
             for method in ("int8", "int8-token"):
+                say(f"quantizing: {method}")
                 quantize_pipeline(tmp / "imported", tmp / method, method, None, None, 0, 0.5)
                 quantized[method] = spacy.load(tmp / method)
 
@@ -190,12 +197,14 @@ def main(argv=None) -> int:
         systems["pipeline"] = piped(nlp)
         for method, model in quantized.items():
             systems[method] = piped(model)
-        for run in systems.values():  # warm-up
+        for name, run in systems.items():  # warm-up
+            say(f"warm-up: {name}")
             run()
         seconds: Dict[str, List[float]] = {name: [] for name in systems}
         for _ in range(args.rounds):
             for name, run in systems.items():
                 seconds[name].append(timed(run, no_sync))
+                say(f"{name}: {seconds[name][-1]:.1f} s")
         med = {k: statistics.median(v) for k, v in seconds.items()}
         result = {
             "command": "python -m benchmarks.run_imported_speed " + " ".join(

@@ -23,6 +23,10 @@ from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
 TURNS_KEY = "turns"
+#: The default key of ``doc.spans`` for the highlighted words and of ``doc.cats``
+#: for the pair decision (``paraphrase_spans``' ``spans_key`` and ``label``).
+SPANS_KEY = "paraphrase"
+PARAPHRASE_LABEL = "PARAPHRASE"
 DEFAULT_TURN_LABELS = ("FIRST", "SECOND")
 
 # a turn as make_pair_doc takes it: a string, or a list of words
