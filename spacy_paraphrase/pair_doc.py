@@ -23,8 +23,9 @@ from spacy.tokens import Doc, Span
 from spacy.vocab import Vocab
 
 TURNS_KEY = "turns"
-#: The default key of ``doc.spans`` for the highlighted words and of ``doc.cats``
-#: for the pair decision (``paraphrase_spans``' ``spans_key`` and ``label``).
+#: ``paraphrase_spans``' defaults: the ``doc.spans`` key of the highlighted words
+#: (``spans_key``) and the label of those spans and ``doc.cats`` key of the pair
+#: decision (``label``).
 SPANS_KEY = "paraphrase"
 PARAPHRASE_LABEL = "PARAPHRASE"
 DEFAULT_TURN_LABELS = ("FIRST", "SECOND")
