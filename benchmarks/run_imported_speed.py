@@ -18,7 +18,7 @@ One process, interleaved rounds, the same pairs (ContextDeP dev repeated to
     turns as a text pair, pad, forward, logits to the host): the floor.
 ``pipeline``
     ``nlp.pipe`` of the imported pipeline on pair Docs built beforehand.
-``int8``, ``int8-token`` (``--quantize``)
+``int8``, ``int8-token`` (``--quantize [METHOD ...]``, both when none is named)
     the same pipeline quantized by ``quantize --method ...``: pairs/s and the
     share of pair decisions (and highlighted words) identical to fp32.
 
@@ -30,7 +30,7 @@ Checkpoints (``--shape``): DeBERTa-v3 token classifiers with random weights
 weights: speed and agreement mechanics, never quality.
 
     python -m benchmarks.run_imported_speed --shape tiny --pairs 440 --output benchmarks/results/imported_speed_tiny_cpu.json
-    python -m benchmarks.run_imported_speed --shape base --pairs 88 --rounds 2 --quantize --output benchmarks/results/imported_speed_base_cpu.json
+    python -m benchmarks.run_imported_speed --shape base --pairs 32 --rounds 1 --quantize int8 --output benchmarks/results/imported_speed_base_cpu.json
 """
 import argparse
 import datetime
@@ -48,6 +48,7 @@ from .run_pipeline_overhead import DEFAULT_DATA, Pair, print_and_write, read_pai
 
 REPO = Path(__file__).resolve().parents[1]
 DEBERTA_TOKENIZER = REPO.parent / "shared" / "gpu" / "models" / "deberta"
+QUANTIZE_METHODS_TIMED = ("int8", "int8-token")
 SHAPES = {
     "tiny": dict(hidden_size=64, intermediate_size=128, num_attention_heads=2, num_hidden_layers=2),
     "base": dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12),
@@ -158,7 +159,8 @@ def main(argv=None) -> int:
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--quantize", action="store_true", help="also time and compare int8 copies (CPU)")
+    p.add_argument("--quantize", nargs="*", choices=QUANTIZE_METHODS_TIMED, default=None, metavar="METHOD",
+                   help="also time and compare int8 copies (CPU): the methods named, or both when none is")
     p.add_argument("--output", type=Path)
     args = p.parse_args(argv)
 
@@ -182,8 +184,8 @@ def main(argv=None) -> int:
         systems: Dict[str, Callable[[], None]] = {
             "authors": Authors(checkpoint, pairs, args.batch), "bare": Bare(checkpoint, pairs, args.batch)}
         quantized = {}
-        if args.quantize:
-            for method in ("int8", "int8-token"):
+        if args.quantize is not None:
+            for method in args.quantize or QUANTIZE_METHODS_TIMED:
                 say(f"quantizing: {method}")
                 quantize_pipeline(tmp / "imported", tmp / method, method, None, None, 0, 0.5)
                 quantized[method] = spacy.load(tmp / method)
