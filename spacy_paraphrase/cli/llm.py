@@ -28,15 +28,17 @@ def silver(model: str, input_path: Path, output_path: Path, soft: bool = False, 
 
 @llm_app.command("silver")
 def silver_cli(
-    model: Annotated[str, typer.Argument(help="An LLM pipeline (paraphrase_llm), directory or package")],
+    model: Annotated[str, typer.Argument(
+        help="An LLM pipeline (paraphrase_llm) or a teacher (paraphrase_spans, e.g. an imported one), directory or package")],
     input_path: Annotated[Path, typer.Argument(help=".spacy file of the pairs to label", metavar="INPUT")],
     output_path: Annotated[Path, typer.Argument(help="Output .spacy file of silver reference Docs", metavar="OUTPUT")],
-    soft: Annotated[bool, typer.Option("--soft", help="Vote shares as soft targets (token_targets, cats)")] = False,
+    soft: Annotated[bool, typer.Option(
+        "--soft", help="Vote shares (a teacher's word probabilities) as soft targets (token_targets, cats)")] = False,
     batch_size: BatchSize = 8,
 ):
-    """Run an LLM pipeline on pair Docs and write its answers as reference
-    Docs for training paraphrase_spans (pairs without a parsed answer are
-    left out and counted)."""
+    """Run an LLM pipeline, or a teacher paraphrase_spans pipeline, on pair
+    Docs and write its answers as reference Docs for training paraphrase_spans
+    (pairs without a parsed answer are left out and counted)."""
     counts = run_command(silver, model, input_path, output_path, soft, batch_size)
     msg.good(f"{counts['pairs']} pairs: {counts['written']} written ({counts['paraphrases']} paraphrases), "
              f"{counts['no_answer']} left out (no parsed answer) -> {output_path}")
