@@ -157,6 +157,17 @@ def make_nlp(tiny_bert, inline=False):
     return nlp
 
 
+def pairs_of_mixed_lengths(nlp):
+    """Eight pair Docs of 3 to 60 + 1 to 20 words, in no order of length."""
+    words = "we talked about the long road home and what it meant for the family".split()
+    out = []
+    for i, n in enumerate([3, 40, 7, 60, 2, 25, 50, 4]):
+        first = (words * 6)[i : i + n]
+        second = words[: max(1, n // 3)]
+        out.append(make_pair_doc(nlp, first, second))
+    return out
+
+
 def make_examples(nlp):
     examples = []
     for w1, w2, h1, h2 in PAIRS:

@@ -104,7 +104,7 @@ class PairTransformerModel(TransformerModel):
 
     ``planned``: tokenize-and-align plans made ahead of the forward pass
     (``plan_ahead``), keyed by the batch's Docs, so that the CPU prepares the
-    next batch while the device runs this one (``batching.pipe_by_length``)."""
+    next batch while the device runs this one (``spacy_paraphrase/pipe_by_length.py``)."""
 
     def __init__(
         self,

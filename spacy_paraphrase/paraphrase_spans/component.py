@@ -26,7 +26,7 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
-from ..encoder.batching import pipe_by_length
+from ..pipe_by_length import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from .model import TokenScores
@@ -179,7 +179,7 @@ class ParaphraseSpans(TrainablePipe):
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """Annotate a stream of pair Docs, in batches of similar length
-        (``encoder.batching.pipe_by_length``), yielded in stream order."""
+        (``spacy_paraphrase/pipe_by_length.py``), yielded in stream order."""
         return pipe_by_length(self, stream, batch_size)
 
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:
