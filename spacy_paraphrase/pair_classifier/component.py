@@ -145,6 +145,9 @@ def _other_cats_owners(nlp: Optional[Language], name: str) -> Dict[str, str]:
 class PairClassifier(TrainablePipe):
     """Classify pair Docs as a whole, writing ``doc.cats``."""
 
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "classifier"
+
     def __init__(
         self,
         vocab: Vocab,
@@ -201,12 +204,6 @@ class PairClassifier(TrainablePipe):
         return 1
 
     # ---- prediction -------------------------------------------------------
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.classifier import ClassifierTuning
-
-        return ClassifierTuning(name or self.name, self)
-
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """Annotate a stream of pair Docs, in batches of similar length
         (``spacy_paraphrase/pipe_by_length.py``), yielded in stream order."""

@@ -53,6 +53,9 @@ def baseline_probs(doc: Doc, kind: str, stop_words) -> numpy.ndarray:
 
 
 class ParaphraseBaseline(Pipe):
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "spans"
+
     def __init__(
         self,
         nlp: Language,
@@ -76,12 +79,6 @@ class ParaphraseBaseline(Pipe):
     def readout(self) -> Readout:
         """The readout of ``cfg`` (read on every call, like the component's)."""
         return Readout.from_cfg(self.cfg)
-
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.spans import SpanTuning
-
-        return SpanTuning(name or self.name, self)
 
     def __call__(self, doc: Doc) -> Doc:
         self.readout.annotate(doc, baseline_probs(doc, self.kind, self.stop_words))

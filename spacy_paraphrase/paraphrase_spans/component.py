@@ -126,6 +126,9 @@ def _pair_score_token(doc: Doc, scores: TokenScores) -> Optional[int]:
 class ParaphraseSpans(TrainablePipe):
     """Highlight paraphrased words across the two turns of a pair Doc."""
 
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "spans"
+
     def __init__(
         self,
         vocab: Vocab,
@@ -170,12 +173,6 @@ class ParaphraseSpans(TrainablePipe):
         ``cfg`` on every call (so a cfg changed after creation, e.g. by
         ``tune``, or loaded from disk, is honoured)."""
         return Readout.from_cfg(self.cfg)
-
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.spans import SpanTuning
-
-        return SpanTuning(name or self.name, self)
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """Annotate a stream of pair Docs, in batches of similar length
