@@ -3,8 +3,10 @@ turns of the max token probability, so "score >= threshold" means "some word
 in *both* turns reaches the threshold" (the ContextDeP paper's rule). The
 readout decides with it, the component's pair loss trains the token that sets
 it, and the vote-share map reads it as a feature: all three call this module,
-so a change to the rule is made here once (and fitted vote-share maps, whose
-``pair_score`` feature is this value, are refitted with ``tune --key vote_share``).
+so a change to the rule is made here once, with a new ``RULE`` name: fitted
+vote-share maps, whose ``pair_score`` feature is this value, record the rule
+they were fitted with and warn when loaded under another one (refit them with
+``tune --key vote_share``).
 """
 from typing import List, Optional, Tuple
 
@@ -12,6 +14,9 @@ import numpy
 from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
+
+# The name of the rule below: give it a new one whenever the rule changes.
+RULE = "min_turn_max.v1"
 
 
 def turn_maxima(doc: Doc, probs: numpy.ndarray) -> List[Tuple[float, Optional[int]]]:
