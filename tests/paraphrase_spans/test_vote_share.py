@@ -59,7 +59,7 @@ def test_readout_applies_the_map_and_validates_it(nlp):
             Readout(vote_share_map=bad)
 
 
-def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another(nlp, monkeypatch):
+def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another(monkeypatch):
     """A change to the pair-score rule (pair_score.py, a new RULE) leaves fitted maps stale:
     they say so when they load instead of silently mapping another score."""
     import warnings
