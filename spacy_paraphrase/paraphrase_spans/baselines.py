@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .readout import Readout
 
 KINDS = ("lexical", "always")
@@ -96,8 +96,8 @@ class ParaphraseBaseline(Pipe):
     assigns=["doc.spans", "doc.cats"],
     default_config={
         "kind": "lexical",
-        "spans_key": "paraphrase",
-        "cats_key": "PARAPHRASE",
+        "spans_key": SPANS_KEY,
+        "cats_key": PARAPHRASE_LABEL,
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
 )

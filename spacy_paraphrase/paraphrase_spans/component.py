@@ -27,11 +27,11 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..pipe_by_length import pipe_by_length
-from ..pair_doc import get_turns, is_pair_doc
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from .model import TokenScores
 from .pair_score import pair_score_and_token
-from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
+from .readout import SOURCE_LABEL, Readout
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_token_targets
 
@@ -65,8 +65,8 @@ DEFAULT_SCORE_WEIGHTS = {
     assigns=["doc.spans", "doc.cats"],
     default_config={
         "model": DEFAULT_MODEL,
-        "spans_key": "paraphrase",
-        "cats_key": "PARAPHRASE",
+        "spans_key": SPANS_KEY,
+        "cats_key": PARAPHRASE_LABEL,
         "threshold": 0.5,
         "highlight_threshold": 0.5,
         "highlight_scale": "absolute",
@@ -135,8 +135,8 @@ class ParaphraseSpans(TrainablePipe):
         model: Model,
         name: str = "paraphrase_spans",
         *,
-        spans_key: str = "paraphrase",
-        cats_key: str = "PARAPHRASE",
+        spans_key: str = SPANS_KEY,
+        cats_key: str = PARAPHRASE_LABEL,
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
         highlight_scale: str = "absolute",

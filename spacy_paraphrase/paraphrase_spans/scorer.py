@@ -43,7 +43,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .decoding import is_word
 from .readout import PLAIN_DECODING, Readout
 from .vote_share import share_scores
@@ -148,8 +148,8 @@ def score_paraphrase_spans(  # noqa: C901
     examples: Iterable[Example],
     *,
     name: str = "paraphrase_spans",
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
     **kwargs,
 ) -> Dict[str, Optional[float]]:
     """Score predicted pair Docs against reference pair Docs (see module doc).

@@ -3,13 +3,14 @@ from typing import Any, Dict, List
 
 from spacy.tokens import Doc
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
+from ..paraphrase_spans.readout import SOURCE_LABEL
 
 # Suggested colours for displacy.render(..., options={"colors": DISPLACY_COLORS}).
-DISPLACY_COLORS = {"SOURCE": "#ffb000", "PARAPHRASE": "#7aa6e0"}
+DISPLACY_COLORS = {SOURCE_LABEL: "#ffb000", PARAPHRASE_LABEL: "#7aa6e0"}
 
 
-def displacy_manual(doc: Doc, *, spans_key: str = "paraphrase") -> List[Dict[str, Any]]:
+def displacy_manual(doc: Doc, *, spans_key: str = SPANS_KEY) -> List[Dict[str, Any]]:
     """One dict per turn (``text``, ``tokens``, ``spans`` with turn-relative
     ``start_token`` / ``end_token`` and ``label``, ``title`` = the speaker,
     ``settings``), for ``displacy.render(data, style="span", manual=True)``.

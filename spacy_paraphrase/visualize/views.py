@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 import numpy
 from spacy.tokens import Doc, Span
 
-from ..pair_doc import TURNS_KEY, get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, TURNS_KEY, get_turns
 from ..paraphrase_spans.vote_share import annotator_agreement
 
 # What the shade of a word means (PairView.shading).
@@ -101,8 +101,8 @@ def pair_view_from_doc(
     doc: Doc,
     index: int = 0,
     *,
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
     threshold: Optional[float] = None,
 ) -> PairView:
     """The view of a pair Doc: processed by ``paraphrase_spans`` (words shaded by
