@@ -39,9 +39,8 @@ from ..pair_doc import get_turns
 # Pieces with an empty range (special tokens, padding, a lone ``"▁"``) align to
 # no token. Whitespace tokens never receive a piece.
 #
-# The batch form (``TextIndex`` over the concatenated texts of many Docs, then
-# ``align_pieces``) is what ``plan.encode_pairs`` uses; ``token_pieces`` is the
-# same rule for one Doc, as lists.
+# ``TextIndex`` over the concatenated texts of a batch's Docs, then
+# ``align_pieces``: what ``plan.encode_pairs`` uses.
 # ----------------------------------------------------------------------------
 
 # str.isspace of the ASCII characters (\t \n \v \f \r, \x1c-\x1f, space)
@@ -60,17 +59,6 @@ def space_chars(text: str) -> numpy.ndarray:
         table = numpy.fromiter((chr(c).isspace() for c in uniq.tolist()), dtype=bool, count=len(uniq))
         out[high] = table[inverse]
     return out
-
-
-def char_to_token(doc: Doc, n_chars: Optional[int] = None) -> numpy.ndarray:
-    """Per character of ``doc.text``: the index of the token it belongs to, or
-    -1 for whitespace between tokens and for whitespace tokens.
-
-    n_chars: ``len(doc.text)`` when the caller has it (``doc.text`` is rebuilt
-        from the tokens on every access)."""
-    if n_chars is None:
-        n_chars = len(doc.text)
-    return TextIndex.of([doc], [n_chars]).char_token
 
 
 @dataclass
@@ -140,23 +128,6 @@ def align_pieces(index: TextIndex, starts: numpy.ndarray, ends: numpy.ndarray) -
     tokens, pieces = tokens[keep], pieces[keep]
     order = numpy.lexsort((pieces, tokens))
     return tokens[order], pieces[order]
-
-
-def token_pieces(doc: Doc, offsets: Sequence[Sequence[int]], text: Optional[str] = None) -> List[List[int]]:
-    """For each token of ``doc``, the indices of the pieces aligned to it.
-
-    offsets: one ``(start, end)`` character range per piece, in ``doc.text``
-        coordinates. ``start >= end`` means the piece has no text.
-    text: ``doc.text`` when the caller has it.
-    """
-    if text is None:
-        text = doc.text
-    index = TextIndex.of([doc], [len(text)], [text])
-    offsets = numpy.asarray(offsets, dtype="int64").reshape(-1, 2)
-    tokens, pieces = align_pieces(index, offsets[:, 0], offsets[:, 1])
-    bounds = numpy.searchsorted(tokens, numpy.arange(len(doc) + 1))
-    flat = pieces.tolist()
-    return [flat[bounds[i]:bounds[i + 1]] for i in range(len(doc))]
 
 
 # ----------------------------------------------------------------------------

@@ -749,18 +749,3 @@ def _status(quote: str, side: str, status: str, found: QuoteAlignment, side_foun
     if keep:
         return QuoteStatus(quote, side, status, found.method, found.score, found.start, found.end, side_found)
     return QuoteStatus(quote, side, status, found.method, found.score, side_found=side_found)
-
-
-def exact_word_match(turn_words: Sequence[str], quote: str) -> Optional[Tuple[int, int]]:
-    """The ContextDeP authors' rule, for comparison: the quote's lower-cased
-    whitespace words must occur as a run of the turn's lower-cased words, only
-    the quote's last word may be a prefix of the turn's word; the first
-    occurrence wins. (start, end) word indices, or None."""
-    q = quote.lower().split()
-    words = [w.lower() for w in turn_words]
-    if not q:
-        return None
-    for i in range(len(words) - len(q) + 1):
-        if words[i : i + len(q) - 1] == q[:-1] and words[i + len(q) - 1].startswith(q[-1]):
-            return i, i + len(q)
-    return None
