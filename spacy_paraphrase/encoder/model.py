@@ -319,7 +319,7 @@ def pair_forward(
         model.layers[0], wordpieces, is_train, model.attrs.get("max_padding", DEFAULT_MAX_PADDING)
     )
     output = PairTransformerBatch(
-        spans=[[doc[:]] * n for doc, n in zip(docs, plan.rows)],
+        spans=[[doc[:]] * n for doc, n in zip(docs, plan.windows_per_doc)],
         wordpieces=wordpieces,
         model_output=model_output,
         align=plan.align,

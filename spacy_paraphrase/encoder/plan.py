@@ -243,7 +243,7 @@ class PairPlan:
         indexing the flattened (rows x row length) pieces.
     cut_tokens: per Doc, a boolean array of the tokens that got no piece
         because a single window still overflowed (a token longer than a window).
-    rows: per Doc, its number of sequences.
+    windows_per_doc: per Doc, its number of sequences (1: the whole pair; more: its windows).
     first_piece: per token in Doc order, its first piece (flat index as in
         ``align``; -1: none): what the tagger's ``pooling = "first"`` reads.
     """
@@ -251,7 +251,7 @@ class PairPlan:
     pieces: PaddedPieces
     align: Ragged
     cut_tokens: List[numpy.ndarray]
-    rows: List[int]
+    windows_per_doc: List[int]
     first_piece: Optional[numpy.ndarray] = None  # int64 per token: ``first_piece_of_tokens``
 
 
@@ -424,12 +424,12 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int, long_pairs: str = 
             for turn in turns[i]:
                 cut[turn.start : turn.end] = none[turn.start : turn.end]
         cut_tokens.append(cut)
-    rows = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
+    windows_per_doc = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
     first = first_piece_of_tokens(tokens, aligned_pieces, n_tokens, seq_ids)
     padded_rows = padded_pieces(tokenizer, padded)
     if token_types == "single" and padded_rows.token_type_ids is not None:
         padded_rows.token_type_ids = numpy.zeros_like(padded_rows.token_type_ids)
-    return PairPlan(padded_rows, align, cut_tokens, rows, first)
+    return PairPlan(padded_rows, align, cut_tokens, windows_per_doc, first)
 
 
 def first_piece_of_tokens(tokens: numpy.ndarray, pieces: numpy.ndarray, n_tokens: int,
@@ -514,9 +514,9 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
         features["token_type_ids"] = []
     row_offsets, row_seq = [], []
     overflowed = numpy.zeros((n_docs,), dtype=bool)
-    rows_of = Counter(row_doc)
+    windows_per_doc = Counter(row_doc)
     k = 0
-    for i in sorted(rows_of):
+    for i in sorted(windows_per_doc):
         if not overflowing[i]:
             keep = numpy.asarray(first_pass["attention_mask"][i], dtype=bool)  # drop padding
             for key in features:
@@ -524,7 +524,7 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
             row_offsets.append(numpy.asarray(first_pass["offset_mapping"][i], dtype="int64")[keep])
             row_seq.append(first_seq[i][keep])
             continue
-        for _ in range(rows_of[i]):
+        for _ in range(windows_per_doc[i]):
             for key in features:
                 features[key].append(second_pass[key][k])
             row_offsets.append(numpy.asarray(second_pass["offset_mapping"][k], dtype="int64").reshape(-1, 2))
