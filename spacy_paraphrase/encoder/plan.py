@@ -146,15 +146,15 @@ def align_pieces(index: TextIndex, starts: numpy.ndarray, ends: numpy.ndarray) -
 WindowPair = Tuple[Tuple[int, int], Tuple[int, int]]
 
 
-def piece_counts(tokenizer, doc: Doc, turn: Span) -> numpy.ndarray:
+def piece_counts(tokenizer, doc: Doc, turn_span: Span) -> numpy.ndarray:
     """Wordpieces per token of one turn, tokenized alone (no special tokens)."""
     full = doc.text
-    text = full[turn.start_char : turn.end_char]
+    text = full[turn_span.start_char : turn_span.end_char]
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn.start_char
+    offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn_span.start_char
     index = TextIndex.of([doc], [len(full)], [full])
     tokens, _ = align_pieces(index, offsets[:, 0], offsets[:, 1])
-    return numpy.bincount(tokens, minlength=len(doc))[turn.start : turn.end].astype("i")
+    return numpy.bincount(tokens, minlength=len(doc))[turn_span.start : turn_span.end].astype("i")
 
 
 def token_windows(counts: numpy.ndarray, size: int, overlap: int) -> List[Tuple[int, int]]:
@@ -421,8 +421,8 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int, long_pairs: str = 
             # replaced by its windows): then a window was still too long.
             t0 = int(index.token_base[i])
             none = (lengths[t0 : t0 + len(doc)] == 0) & ~index.is_space_token[t0 : t0 + len(doc)]
-            for turn in turns[i]:
-                cut[turn.start : turn.end] = none[turn.start : turn.end]
+            for turn_span in turns[i]:
+                cut[turn_span.start : turn_span.end] = none[turn_span.start : turn_span.end]
         cut_tokens.append(cut)
     windows_per_doc = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
     first = first_piece_of_tokens(tokens, aligned_pieces, n_tokens, seq_ids)

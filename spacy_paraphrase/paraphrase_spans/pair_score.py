@@ -24,14 +24,14 @@ def turn_maxima(doc: Doc, probs: numpy.ndarray) -> List[Tuple[float, Optional[in
     the token that has it; ``(0.0, None)`` for a turn with no probability
     (NaN = none: tokens without pieces, cut tokens)."""
     out: List[Tuple[float, Optional[int]]] = []
-    for turn in get_turns(doc):
-        p = numpy.asarray(probs[turn.start : turn.end], dtype="float64")
+    for turn_span in get_turns(doc):
+        p = numpy.asarray(probs[turn_span.start : turn_span.end], dtype="float64")
         scored = ~numpy.isnan(p)
         if not scored.any():
             out.append((0.0, None))
             continue
         j = int(numpy.argmax(numpy.where(scored, p, -numpy.inf)))
-        out.append((float(p[j]), turn.start + j))
+        out.append((float(p[j]), turn_span.start + j))
     return out
 
 

@@ -199,8 +199,8 @@ def score_paraphrase_spans(  # noqa: C901
             all_soft = False
         for suffix, rule in (("", readout), ("_p50", paper)):
             hl = rule.span_flags(pred_doc, probs)
-            for t, turn in zip(("first", "second"), get_turns(pred_doc)):
-                j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
+            for t, turn_span in zip(("first", "second"), get_turns(pred_doc)):
+                j = jaccard(gold_words[turn_span.start : turn_span.end], hl[turn_span.start : turn_span.end])
                 if j is not None:
                     jacc[t + suffix].append(j)
         lengths = span_word_counts(pred_doc, spans_key)

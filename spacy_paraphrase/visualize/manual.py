@@ -27,24 +27,24 @@ def displacy_manual(doc: Doc, *, spans_key: str = SPANS_KEY) -> List[Dict[str, A
         "direction": doc.vocab.writing_system.get("direction", "ltr"),
     }
     out = []
-    for turn in turns:
+    for turn_span in turns:
         turn_spans = []
         for span in spans:
-            start, end = max(span.start, turn.start), min(span.end, turn.end)
+            start, end = max(span.start, turn_span.start), min(span.end, turn_span.end)
             if start < end:
                 turn_spans.append(
                     {
-                        "start_token": start - turn.start,
-                        "end_token": end - turn.start,
+                        "start_token": start - turn_span.start,
+                        "end_token": end - turn_span.start,
                         "label": span.label_,
                     }
                 )
         out.append(
             {
-                "text": turn.text,
-                "tokens": [token.text for token in turn],
+                "text": turn_span.text,
+                "tokens": [token.text for token in turn_span],
                 "spans": turn_spans,
-                "title": turn.label_,
+                "title": turn_span.label_,
                 "settings": dict(settings),
             }
         )
