@@ -5,7 +5,7 @@ import numpy
 import pytest
 from thinc.api import fix_random_seed
 
-from spacy_paraphrase import pipe_by_length as sorted_pipe
+import spacy_paraphrase.pipe_by_length as sorted_pipe
 from spacy_paraphrase import token_probs
 
 from tests.util import make_examples, make_nlp, pairs_of_mixed_lengths as _pairs
