@@ -131,6 +131,13 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
             "Readout vote_share_map must be null or {features, coef, intercept, pair_score_rule} "
             f"(as `tune --key vote_share` writes it), got {cfg!r}"
         )
+    features, coef = list(cfg["features"]), list(cfg["coef"])  # type: ignore[call-overload]
+    unknown = [f for f in features if f not in FEATURES]
+    if unknown or len(features) != len(coef) or not features:
+        raise ValueError(f"vote_share_map: features must be some of {FEATURES}, one coef each; got {cfg!r}")
+    values = coef + [cfg["intercept"]]
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+        raise ValueError(f"vote_share_map: coef and intercept must be finite numbers, got {cfg!r}")
     rule = cfg.get("pair_score_rule", UNRECORDED_RULE)
     if not isinstance(rule, str):
         raise ValueError(f"vote_share_map: pair_score_rule must be a string, got {rule!r}")
@@ -139,13 +146,6 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
             f"The vote_share_map was fitted with the pair-score rule {rule!r}, this version computes "
             f"{pair_score.RULE!r}: its vote shares are stale; refit it with `tune --key vote_share`.",
             StaleVoteShareMap, stacklevel=2)
-    features, coef = list(cfg["features"]), list(cfg["coef"])  # type: ignore[call-overload]
-    unknown = [f for f in features if f not in FEATURES]
-    if unknown or len(features) != len(coef) or not features:
-        raise ValueError(f"vote_share_map: features must be some of {FEATURES}, one coef each; got {cfg!r}")
-    values = coef + [cfg["intercept"]]
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
-        raise ValueError(f"vote_share_map: coef and intercept must be finite numbers, got {cfg!r}")
 
 
 def fit_vote_share(
