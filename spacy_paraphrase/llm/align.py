@@ -519,7 +519,7 @@ class QuoteAlignment:
 def _check(turn_span: Span, quote: str, min_score: float, short_evidence: str) -> bool:
     """Checks the arguments; whether the short evidence is lenient."""
     if not isinstance(turn_span, Span):
-        raise TypeError(f"align_quote needs a turn Span (e.g. from get_turns(doc)), got {type(turn).__name__}")
+        raise TypeError(f"align_quote needs a turn Span (e.g. from get_turns(doc)), got {type(turn_span).__name__}")
     if not isinstance(quote, str):
         raise TypeError(f"align_quote needs the quote as a string, got {type(quote).__name__}")
     if not 0 <= float(min_score) <= 100:
