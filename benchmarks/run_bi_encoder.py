@@ -28,8 +28,9 @@ import spacy
 import torch
 from spacy.tokens import DocBin
 
-from spacy_paraphrase.backbones.resolve import resolve_model_name
 from spacy_paraphrase.pair_doc import get_turns
+
+from .speed_systems import resolve_model_name
 
 
 def load(path: Path, vocab):

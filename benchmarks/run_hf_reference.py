@@ -34,7 +34,6 @@ import numpy
 import spacy
 import torch
 
-from spacy_paraphrase.backbones.resolve import resolve_model_name
 from spacy_paraphrase.corpus import read_pair_docs
 from spacy_paraphrase.pair_doc import copy_pair_doc, get_turns
 from spacy_paraphrase.paraphrase_spans.component import DEFAULT_SCORE_WEIGHTS
@@ -43,6 +42,7 @@ from spacy_paraphrase.tuning.spans import annotate, cross_tuned_scores, score_do
 from spacy.training import Example
 
 from . import hf_token_reference as hf
+from .speed_systems import resolve_model_name
 
 NAME = "paraphrase_spans"
 KEY = "paraphrase"

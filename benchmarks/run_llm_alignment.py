@@ -92,14 +92,29 @@ import re
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import spacy
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.llm.align import (
-    DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, SHORT_EVIDENCE, exact_word_match, locate_quote, text_units,
+    DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, SHORT_EVIDENCE, locate_quote, text_units,
 )
+
+def exact_word_match(turn_words: Sequence[str], quote: str) -> Optional[Tuple[int, int]]:
+    """The ContextDeP authors' rule, for comparison: the quote's lower-cased
+    whitespace words must occur as a run of the turn's lower-cased words, only
+    the quote's last word may be a prefix of the turn's word; the first
+    occurrence wins. (start, end) word indices, or None."""
+    q = quote.lower().split()
+    words = [w.lower() for w in turn_words]
+    if not q:
+        return None
+    for i in range(len(words) - len(q) + 1):
+        if words[i : i + len(q) - 1] == q[:-1] and words[i + len(q) - 1].startswith(q[-1]):
+            return i, i + len(q)
+    return None
+
 
 FILLERS = ["really", "just", "actually", "very", "also"]
 CONTRACTIONS = [("you've", "you have"), ("don't", "do not"), ("it's", "it is"), ("i'm", "i am"),

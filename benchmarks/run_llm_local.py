@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import spacy
 import srsly
@@ -35,6 +35,12 @@ from spacy_paraphrase.llm.task import DEFAULT_REASKS
 from spacy_paraphrase.pair_doc import get_turns
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def hit_rate(cache) -> Optional[float]:
+    """The share of a cache's lookups that found an entry (None: no lookup)."""
+    total = cache.hits + cache.misses
+    return cache.hits / total if total else None
 
 
 def model_config(base: str, args, cache_dir, concurrency: int) -> Dict:
@@ -146,7 +152,7 @@ def main() -> None:
         again = build(base, args, cache)
         list(again.pipe([eg.predicted.copy() for eg in examples], batch_size=8))
         m2 = again.get_pipe("paraphrase_llm")._model
-        result["second_run"] = {"requests": m2.stats["requests"], "cache_hit_rate": m2.cache.hit_rate}
+        result["second_run"] = {"requests": m2.stats["requests"], "cache_hit_rate": hit_rate(m2.cache)}
         save(result, args.output)
         # 3. concurrency: 1, 2, 4 requests in flight (cache off, 1 sample per pair)
         few = [eg.predicted.copy() for eg in examples[: args.concurrency_pairs]]

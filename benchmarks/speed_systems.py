@@ -40,10 +40,17 @@ def _setup_torch(threads: int):
     return torch
 
 
-def _resolve(model: str) -> str:
-    from spacy_paraphrase.backbones.resolve import resolve_model_name
+def resolve_model_name(name: str) -> str:
+    """What transformers should load for ``name`` (a folder, the hub name, or
+    the offline build: ``backbones.resolve.resolve_backbone``). Unlike
+    ``resolve_backbone`` it never fails: an unknown name is returned as is,
+    for transformers to report."""
+    from spacy_paraphrase.backbones.resolve import BackboneNotFound, resolve_backbone
 
-    return resolve_model_name(model)
+    try:
+        return resolve_backbone(name).location
+    except BackboneNotFound:
+        return name
 
 
 def _source(args) -> str:
@@ -271,7 +278,7 @@ def worker_prepare(args):
             **{name: version(name) for name in
                ("torch", "transformers", "tokenizers", "spacy", "spacy-transformers", "thinc", "numpy")},
         },
-        "model_source": _resolve(args.model),
+        "model_source": resolve_model_name(args.model),
     }
     if args.data and not args.no_data:
         from spacy_paraphrase.converters.contextdep import convert_contextdep

@@ -32,11 +32,11 @@ def word_index(doc: Doc) -> numpy.ndarray:
     starts[0] = True
     starts[1:] = trailing_space[:-1] | is_space[1:] | is_space[:-1]
     if is_pair_doc(doc):
-        for turn in get_turns(doc):
-            if turn.start < n:
-                starts[turn.start] = True
-            if turn.end < n:
-                starts[turn.end] = True
+        for turn_span in get_turns(doc):
+            if turn_span.start < n:
+                starts[turn_span.start] = True
+            if turn_span.end < n:
+                starts[turn_span.end] = True
     return (numpy.cumsum(starts) - 1).astype("int32")
 
 

@@ -7,7 +7,7 @@ from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.cli._util import process
-from spacy_paraphrase.tuning.base import tuning_for
+from spacy_paraphrase.tuning.choice import tuning_for
 from spacy_paraphrase.corpus import PairCorpus
 
 from tests.util import HEADER, row

@@ -4,11 +4,10 @@ import spacy
 from hypothesis import given, settings, strategies as st
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.encoder.plan import token_pieces
 from spacy_paraphrase.converters import convert_contextdep
 from spacy_paraphrase.pair_doc import has_visible_text
 
-from tests.util import HEADER
+from tests.util import HEADER, token_pieces
 
 # words without whitespace, tabs or newlines (ContextDeP words are split on " ")
 WORD = st.text(

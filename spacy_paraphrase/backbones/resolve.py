@@ -177,16 +177,6 @@ def resolve_backbone(name: str, cache: Optional[Path] = None) -> ResolvedBackbon
     raise BackboneNotFound(f"Could not find the transformer '{name}': {missing_backbone_hint(name, cache)}")
 
 
-def resolve_model_name(name: str) -> str:
-    """What transformers should load for ``name`` (a folder or the hub name).
-    Unlike ``resolve_backbone`` it never fails: an unknown name is returned
-    as is, for transformers to report."""
-    try:
-        return resolve_backbone(name).location
-    except BackboneNotFound:
-        return name
-
-
 def missing_backbone_hint(name: str, cache: Optional[Path] = None) -> str:
     entry = CATALOG.get(name)
     hub = ("the Hugging Face hub is off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE) and the name is "

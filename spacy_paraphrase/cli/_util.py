@@ -177,8 +177,8 @@ def print_scores(scores: Dict[str, object]) -> None:
 
 
 def choose_tuning(nlp, pipe_name: str, **options):
-    """``tuning.choose_tuning``; CommandError when the request cannot be carried out."""
-    from ..tuning.base import choose_tuning as choose, tunable_names
+    """``tuning.choice.choose_tuning``; CommandError when the request cannot be carried out."""
+    from ..tuning.choice import choose_tuning as choose, tunable_names
 
     try:
         tuning = choose(nlp, pipe_name, **options)

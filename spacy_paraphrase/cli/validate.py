@@ -160,7 +160,7 @@ def score_cli(
 ):
     """Agreement among coders and with the model, the model's precision /
     recall / F1 and the corpus' paraphrase rate, with 95% intervals."""
-    from ..validation.summary import estimator_line, rows, ties_line
+    from ..report.validation_section import estimator_line, rows, ties_line
 
     scores = run_command(score, sheets, records, output, design, n_boot, seed, tie)
     uncoded = scores["design"].get("strata_without_coded_pairs")

@@ -7,6 +7,7 @@ from typing import Annotated, Optional, Tuple
 import typer
 from wasabi import msg
 
+from ..pair_doc import SPANS_KEY
 from ..annotate.paths import same_file
 from ..saving import atomic_write
 from ..visualize.inputs import load_views, sort_views
@@ -16,7 +17,7 @@ from ._util import CommandError, app, run_command
 
 
 def visualize(input_path: Path, output_path: Path, limit: Optional[int] = None, sort: Optional[str] = None,
-              spans_key: str = "paraphrase", threshold: Optional[float] = None,
+              spans_key: str = SPANS_KEY, threshold: Optional[float] = None,
               shade_scale: str = DEFAULT_SHADE_SCALE) -> Tuple[int, int]:
     """Write the HTML page of the pairs in ``input_path`` (sorted, the first
     ``limit``) to ``output_path``; returns (pairs written, pairs read).
@@ -49,7 +50,7 @@ def visualize_cli(
     output_path: Annotated[Path, typer.Argument(help="The HTML page to write")],
     limit: Annotated[Optional[int], typer.Option("--limit", help="Keep only the first N pairs (after sorting)")] = None,
     sort: Annotated[Optional[str], typer.Option("--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (lowest agreement first; weak today: the fitted vote-share map is nearly flat, so agreement is about 0.5 for every pair and margin finds the borderline pairs) | score (highest first); default: input order")] = None,
-    spans_key: Annotated[str, typer.Option("--spans-key", help=".spacy input: the span group to draw")] = "paraphrase",
+    spans_key: Annotated[str, typer.Option("--spans-key", help=".spacy input: the span group to draw")] = SPANS_KEY,
     threshold: Annotated[Optional[float], typer.Option("--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)")] = None,
     shade_scale: Annotated[str, typer.Option("--shade-scale", help="How probabilities are shaded: decision (default: opacity = p on every pair, grey and a third as strong in a pair that is not a paraphrase) | the probability that gets the full shade, opacity = min(1, p / scale): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]")] = DEFAULT_SHADE_SCALE,
 ):

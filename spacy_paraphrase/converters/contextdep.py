@@ -39,8 +39,8 @@ import numpy
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from ..pair_doc import make_pair_doc, runs_to_spans
-from ..paraphrase_spans.readout import PARAPHRASE_LABEL, SOURCE_LABEL
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, make_pair_doc, runs_to_spans
+from ..paraphrase_spans.readout import SOURCE_LABEL
 from .common import ConversionError, ConversionReport, convert_rows, read_table
 
 COLUMNS = [
@@ -151,8 +151,8 @@ def convert_contextdep(
     *,
     mode: str = "majority",
     skip_bad: bool = False,
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
 ) -> Tuple[List[Doc], ConversionReport]:
     """Convert a ContextDeP TSV file into reference pair Docs (see module doc)."""
     if mode not in MODES:

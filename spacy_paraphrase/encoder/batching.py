@@ -1,25 +1,14 @@
-"""How pairs are batched for the transformer.
-
-- Across batches (``pipe_by_length``): a component's ``pipe`` takes
-  ``SORT_BATCHES`` batches of Docs at a time, runs them in batches of similar
-  length and yields them in their own order, so that ``nlp.pipe`` over a corpus
-  in any order pads little (as the ``annotate`` job does for its buffers, and
-  spacy-transformers' ``transformer`` component within one batch).
-- Within a batch, on a CPU (``run_transformer``): the sequences are run in
-  sub-batches of similar length (``padding_groups``), so that little compute
-  goes to padding; the outputs are put back into the batch's own padded shape
-  (same outputs as one forward pass) and each sub-batch gets its slice of the
-  gradient. On a GPU a batch is one forward pass: many small ones would leave
-  the device waiting.
+"""How a batch of pairs runs through the transformer: on a CPU
+(``run_transformer``) the sequences are run in sub-batches of similar length
+(``padding_groups``), so that little compute goes to padding; the outputs are
+put back into the batch's own padded shape (same outputs as one forward pass)
+and each sub-batch gets its slice of the gradient. On a GPU a batch is one
+forward pass: many small ones would leave the device waiting. (Across batches,
+a component's ``pipe`` sorts by length: ``spacy_paraphrase/pipe_by_length.py``.)
 """
-import contextlib
-import os
-from concurrent.futures import ThreadPoolExecutor
-from typing import Iterable, Iterator, List, Optional
+from typing import List, Optional
 
 import numpy
-from spacy.tokens import Doc
-from spacy.util import minibatch
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.api import Model
 
@@ -29,49 +18,6 @@ DEFAULT_MAX_PADDING = 0.1
 # ... but a sub-batch is not closed before it holds this many padded pieces:
 # tiny forward passes cost more in per-call overhead than padding saves.
 MIN_GROUP_PIECES = 256
-
-
-# Batches a component sorts by length at a time in ``pipe_by_length``.
-SORT_BATCHES = 16
-
-
-def pipe_by_length(pipe, stream: Iterable[Doc], batch_size: int) -> Iterator[Doc]:
-    """``TrainablePipe.pipe`` over length-sorted batches: ``SORT_BATCHES``
-    batches of ``stream`` at a time are sorted by length (tokens), predicted
-    and annotated in batches of ``batch_size``, and yielded in stream order.
-    When the component runs its own pair transformer, the next batch is
-    tokenized and aligned in a worker thread while this one runs (all
-    tokenizing happens in that one thread). A batch that fails goes to the
-    component's error handler, as in spaCy; its Docs are not yielded."""
-    from .model import PairTransformerModel, plan_ahead
-
-    error_handler = pipe.get_error_handler()
-    owned = [node for node in pipe.model.walk() if isinstance(node, PairTransformerModel)]
-    trf = owned[0] if len(owned) == 1 and owned[0].attrs.get("has_transformer") else None
-    if trf is not None and not (on_gpu(trf.layers[0]) or spare_core()):
-        trf = None  # torch computes on every core: a planning thread would only stall it
-    planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spacy-paraphrase-plan") if trf is not None else None
-    with planner or contextlib.nullcontext() as executor:
-        for buffer in minibatch(stream, size=batch_size * SORT_BATCHES):
-            order = sorted(range(len(buffer)), key=lambda i: len(buffer[i]))
-            batches = [order[start : start + batch_size] for start in range(0, len(order), batch_size)]
-            failed = set()
-            try:
-                if trf is not None:
-                    plan_ahead(trf, [buffer[i] for i in batches[0]], executor)
-                for k, idx in enumerate(batches):
-                    docs = [buffer[i] for i in idx]
-                    if trf is not None and k + 1 < len(batches):
-                        plan_ahead(trf, [buffer[i] for i in batches[k + 1]], executor)
-                    try:
-                        pipe.set_annotations(docs, pipe.predict(docs))
-                    except Exception as err:  # spaCy's contract: the handler decides
-                        failed.update(idx)
-                        error_handler(pipe.name, pipe, docs, err)
-            finally:
-                if trf is not None:
-                    trf.planned.clear()  # plans of batches that never ran (an error)
-            yield from (doc for i, doc in enumerate(buffer) if i not in failed)
 
 
 def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None) -> List[numpy.ndarray]:
@@ -132,15 +78,6 @@ def on_gpu(transformer: Model) -> bool:
         if device is not None and getattr(device, "type", "cpu") == "cuda":
             return True
     return False
-
-
-def spare_core() -> bool:
-    """Whether torch leaves a CPU core of this process free (fewer intra-op
-    threads than cores) for the planning thread."""
-    import torch
-
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    return torch.get_num_threads() < cores
 
 
 def sub_batch(wordpieces: WordpieceBatch, idx: numpy.ndarray) -> WordpieceBatch:

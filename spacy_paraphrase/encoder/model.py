@@ -104,7 +104,7 @@ class PairTransformerModel(TransformerModel):
 
     ``planned``: tokenize-and-align plans made ahead of the forward pass
     (``plan_ahead``), keyed by the batch's Docs, so that the CPU prepares the
-    next batch while the device runs this one (``batching.pipe_by_length``)."""
+    next batch while the device runs this one (``spacy_paraphrase/pipe_by_length.py``)."""
 
     def __init__(
         self,
@@ -319,7 +319,7 @@ def pair_forward(
         model.layers[0], wordpieces, is_train, model.attrs.get("max_padding", DEFAULT_MAX_PADDING)
     )
     output = PairTransformerBatch(
-        spans=[[doc[:]] * n for doc, n in zip(docs, plan.rows)],
+        spans=[[doc[:]] * n for doc, n in zip(docs, plan.windows_per_doc)],
         wordpieces=wordpieces,
         model_output=model_output,
         align=plan.align,

@@ -39,9 +39,8 @@ from ..pair_doc import get_turns
 # Pieces with an empty range (special tokens, padding, a lone ``"▁"``) align to
 # no token. Whitespace tokens never receive a piece.
 #
-# The batch form (``TextIndex`` over the concatenated texts of many Docs, then
-# ``align_pieces``) is what ``plan.encode_pairs`` uses; ``token_pieces`` is the
-# same rule for one Doc, as lists.
+# ``TextIndex`` over the concatenated texts of a batch's Docs, then
+# ``align_pieces``: what ``plan.encode_pairs`` uses.
 # ----------------------------------------------------------------------------
 
 # str.isspace of the ASCII characters (\t \n \v \f \r, \x1c-\x1f, space)
@@ -60,17 +59,6 @@ def space_chars(text: str) -> numpy.ndarray:
         table = numpy.fromiter((chr(c).isspace() for c in uniq.tolist()), dtype=bool, count=len(uniq))
         out[high] = table[inverse]
     return out
-
-
-def char_to_token(doc: Doc, n_chars: Optional[int] = None) -> numpy.ndarray:
-    """Per character of ``doc.text``: the index of the token it belongs to, or
-    -1 for whitespace between tokens and for whitespace tokens.
-
-    n_chars: ``len(doc.text)`` when the caller has it (``doc.text`` is rebuilt
-        from the tokens on every access)."""
-    if n_chars is None:
-        n_chars = len(doc.text)
-    return TextIndex.of([doc], [n_chars]).char_token
 
 
 @dataclass
@@ -142,23 +130,6 @@ def align_pieces(index: TextIndex, starts: numpy.ndarray, ends: numpy.ndarray) -
     return tokens[order], pieces[order]
 
 
-def token_pieces(doc: Doc, offsets: Sequence[Sequence[int]], text: Optional[str] = None) -> List[List[int]]:
-    """For each token of ``doc``, the indices of the pieces aligned to it.
-
-    offsets: one ``(start, end)`` character range per piece, in ``doc.text``
-        coordinates. ``start >= end`` means the piece has no text.
-    text: ``doc.text`` when the caller has it.
-    """
-    if text is None:
-        text = doc.text
-    index = TextIndex.of([doc], [len(text)], [text])
-    offsets = numpy.asarray(offsets, dtype="int64").reshape(-1, 2)
-    tokens, pieces = align_pieces(index, offsets[:, 0], offsets[:, 1])
-    bounds = numpy.searchsorted(tokens, numpy.arange(len(doc) + 1))
-    flat = pieces.tolist()
-    return [flat[bounds[i]:bounds[i + 1]] for i in range(len(doc))]
-
-
 # ----------------------------------------------------------------------------
 # Windows for pairs longer than the model's maximum length.
 #
@@ -175,15 +146,15 @@ def token_pieces(doc: Doc, offsets: Sequence[Sequence[int]], text: Optional[str]
 WindowPair = Tuple[Tuple[int, int], Tuple[int, int]]
 
 
-def piece_counts(tokenizer, doc: Doc, turn: Span) -> numpy.ndarray:
+def piece_counts(tokenizer, doc: Doc, turn_span: Span) -> numpy.ndarray:
     """Wordpieces per token of one turn, tokenized alone (no special tokens)."""
     full = doc.text
-    text = full[turn.start_char : turn.end_char]
+    text = full[turn_span.start_char : turn_span.end_char]
     enc = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-    offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn.start_char
+    offsets = numpy.asarray(enc["offset_mapping"], dtype="i").reshape(-1, 2) + turn_span.start_char
     index = TextIndex.of([doc], [len(full)], [full])
     tokens, _ = align_pieces(index, offsets[:, 0], offsets[:, 1])
-    return numpy.bincount(tokens, minlength=len(doc))[turn.start : turn.end].astype("i")
+    return numpy.bincount(tokens, minlength=len(doc))[turn_span.start : turn_span.end].astype("i")
 
 
 def token_windows(counts: numpy.ndarray, size: int, overlap: int) -> List[Tuple[int, int]]:
@@ -272,7 +243,7 @@ class PairPlan:
         indexing the flattened (rows x row length) pieces.
     cut_tokens: per Doc, a boolean array of the tokens that got no piece
         because a single window still overflowed (a token longer than a window).
-    rows: per Doc, its number of sequences.
+    windows_per_doc: per Doc, its number of sequences (1: the whole pair; more: its windows).
     first_piece: per token in Doc order, its first piece (flat index as in
         ``align``; -1: none): what the tagger's ``pooling = "first"`` reads.
     """
@@ -280,7 +251,7 @@ class PairPlan:
     pieces: PaddedPieces
     align: Ragged
     cut_tokens: List[numpy.ndarray]
-    rows: List[int]
+    windows_per_doc: List[int]
     first_piece: Optional[numpy.ndarray] = None  # int64 per token: ``first_piece_of_tokens``
 
 
@@ -450,15 +421,15 @@ def encode_pairs(tokenizer, docs: List[Doc], max_length: int, long_pairs: str = 
             # replaced by its windows): then a window was still too long.
             t0 = int(index.token_base[i])
             none = (lengths[t0 : t0 + len(doc)] == 0) & ~index.is_space_token[t0 : t0 + len(doc)]
-            for turn in turns[i]:
-                cut[turn.start : turn.end] = none[turn.start : turn.end]
+            for turn_span in turns[i]:
+                cut[turn_span.start : turn_span.end] = none[turn_span.start : turn_span.end]
         cut_tokens.append(cut)
-    rows = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
+    windows_per_doc = numpy.bincount(row_doc_arr, minlength=len(docs)).tolist()
     first = first_piece_of_tokens(tokens, aligned_pieces, n_tokens, seq_ids)
     padded_rows = padded_pieces(tokenizer, padded)
     if token_types == "single" and padded_rows.token_type_ids is not None:
         padded_rows.token_type_ids = numpy.zeros_like(padded_rows.token_type_ids)
-    return PairPlan(padded_rows, align, cut_tokens, rows, first)
+    return PairPlan(padded_rows, align, cut_tokens, windows_per_doc, first)
 
 
 def first_piece_of_tokens(tokens: numpy.ndarray, pieces: numpy.ndarray, n_tokens: int,
@@ -543,9 +514,9 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
         features["token_type_ids"] = []
     row_offsets, row_seq = [], []
     overflowed = numpy.zeros((n_docs,), dtype=bool)
-    rows_of = Counter(row_doc)
+    windows_per_doc = Counter(row_doc)
     k = 0
-    for i in sorted(rows_of):
+    for i in sorted(windows_per_doc):
         if not overflowing[i]:
             keep = numpy.asarray(first_pass["attention_mask"][i], dtype=bool)  # drop padding
             for key in features:
@@ -553,7 +524,7 @@ def _with_windows(tokenizer, first_pass, overflowing, window_texts, max_length, 
             row_offsets.append(numpy.asarray(first_pass["offset_mapping"][i], dtype="int64")[keep])
             row_seq.append(first_seq[i][keep])
             continue
-        for _ in range(rows_of[i]):
+        for _ in range(windows_per_doc[i]):
             for key in features:
                 features[key].append(second_pass[key][k])
             row_offsets.append(numpy.asarray(second_pass["offset_mapping"][k], dtype="int64").reshape(-1, 2))

@@ -241,8 +241,8 @@ def _one_place(spans: List[Span], cut: bool) -> Optional[Span]:
     return spans[0] if spans else None
 
 
-def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
-    text = turn.text
+def exact_run(turn_span: Span, quote: str, prefix: bool) -> Optional[Span]:
+    text = turn_span.text
     full: List[Span] = []
     cut: List[Span] = []  # the quote's last word is a prefix of the turn's
     start = text.find(quote)
@@ -255,20 +255,21 @@ def exact_run(turn: Span, quote: str, prefix: bool) -> Optional[Span]:
         in_word = after.isalnum() and quote[-1:].isalnum()
         if in_word and not prefix:
             continue
-        span = turn.doc.char_span(turn.start_char + hit, turn.start_char + hit + len(quote), alignment_mode="expand")
-        if span is not None and span.start >= turn.start and span.end <= turn.end:
+        begin = turn_span.start_char + hit
+        span = turn_span.doc.char_span(begin, begin + len(quote), alignment_mode="expand")
+        if span is not None and span.start >= turn_span.start and span.end <= turn_span.end:
             (cut if in_word else full).append(span)
     return _one_place(full or cut, not full)
 
 
-def normalized_run(turn: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
-    units, owners = span_units(turn)
+def normalized_run(turn_span: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
+    units, owners = span_units(turn_span)
     m = len(q_units)
     hits = _find_all(units, q_units)
     cut = not hits and prefix
     if cut:
         hits = [i for i in range(len(units) - m + 1) if _same(units[i : i + m], q_units, True)]
-    return _one_place([turn.doc[owners[h] : owners[h + m - 1] + 1] for h in hits], cut)
+    return _one_place([turn_span.doc[owners[h] : owners[h + m - 1] + 1] for h in hits], cut)
 
 
 def _window_text(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> str:
@@ -285,11 +286,11 @@ def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
     return int(first) + int(last)
 
 
-def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool,
+def fuzzy_window(turn_span: Span, q_units: List[str], min_score: float, prefix: bool,
                  n_words: Optional[int] = None) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
-    units, owners = span_units(turn)
+    units, owners = span_units(turn_span)
     if not units:
         return None
     n = len(q_units)
@@ -326,7 +327,7 @@ def fuzzy_window(turn: Span, q_units: List[str], min_score: float, prefix: bool,
     near = [s for s in scored if s[2] < best[3] and s[3] > best[2]]
     chosen = max(near, key=lambda s: (_edges(units[s[2] : s[3]], q_units, prefix),
                                       _in_order(units[s[2] : s[3]], q_units), s[0], s[1]))
-    return turn.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
+    return turn_span.doc[owners[chosen[2]] : owners[chosen[3] - 1] + 1], float(chosen[0])
 
 
 def _fit(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> Tuple[int, int]:
@@ -436,8 +437,8 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
     prefix = prefix_ok(q_units, SHORT_PREFIX)
     found: List[Tuple[Span, int, int, float]] = []
     lengths = sorted({n - 1, n} & set(range(SHORT_RUN[0], SHORT_RUN[1] + 1)))
-    for turn in turns:
-        units, owners = span_units(turn)
+    for turn_span in turns:
+        units, owners = span_units(turn_span)
         for length in lengths + [n + 1, n + 2]:
             for i in range(len(units) - length + 1):
                 window = units[i : i + length]
@@ -445,7 +446,8 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                 if length > n:  # a word left out of the quote (one unit, or a contraction's two): all its units match
                     gap = length - n
                     fits = any(_same(window[:k] + window[k + gap :], q_units, prefix)
-                               and (gap == 1 or _one_word(turn.doc, owners[i + k], owners[i + k + 1])) for k in range(1, n))
+                               and (gap == 1 or _one_word(turn_span.doc, owners[i + k], owners[i + k + 1]))
+                               for k in range(1, n))
                     kept = list(q_units) if fits else None
                     kept_at = list(range(n))
                 elif length == n:  # one unit replaced (or only other forms of the turn's words)
@@ -474,7 +476,7 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                 # a filler that does not match was more likely put in ("just"), another word more
                 # likely replaces the turn's word: the other reading of the same place loses
                 penalty = int(extra is not None and filler(extra) == (length == n))
-                span = turn.doc[owners[i] : owners[i + length - 1] + 1]
+                span = turn_span.doc[owners[i] : owners[i + length - 1] + 1]
                 found.append((span, len(kept), penalty, float(fuzz.ratio(" ".join(window), " ".join(q_units)))))
     return found
 
@@ -514,10 +516,10 @@ class QuoteAlignment:
         return self.span.end
 
 
-def _check(turn: Span, quote: str, min_score: float, short_evidence: str) -> bool:
+def _check(turn_span: Span, quote: str, min_score: float, short_evidence: str) -> bool:
     """Checks the arguments; whether the short evidence is lenient."""
-    if not isinstance(turn, Span):
-        raise TypeError(f"align_quote needs a turn Span (e.g. from get_turns(doc)), got {type(turn).__name__}")
+    if not isinstance(turn_span, Span):
+        raise TypeError(f"align_quote needs a turn Span (e.g. from get_turns(doc)), got {type(turn_span).__name__}")
     if not isinstance(quote, str):
         raise TypeError(f"align_quote needs the quote as a string, got {type(quote).__name__}")
     if not 0 <= float(min_score) <= 100:
@@ -542,17 +544,17 @@ def _rank(found: QuoteAlignment, q_units: Sequence[str]) -> Tuple[float, ...]:
     return (1, *_fit(span_units(found.span)[0], q_units, prefix_ok(q_units)), found.score)
 
 
-def _word_for_word(turn: Span, quote: str) -> Optional[QuoteAlignment]:
+def _word_for_word(turn_span: Span, quote: str) -> Optional[QuoteAlignment]:
     """Steps 1 and 2 of the module doc in one turn. Raises Ambiguous."""
     quote = quote.strip()
     q_units = text_units(quote)
     if not q_units:
         return None
     prefix = prefix_ok(q_units, WORD_FOR_WORD_PREFIX)
-    span = exact_run(turn, quote, prefix)
+    span = exact_run(turn_span, quote, prefix)
     if span is not None:
         return QuoteAlignment(span, "exact", 100.0)
-    span = normalized_run(turn, q_units, prefix)
+    span = normalized_run(turn_span, q_units, prefix)
     if span is not None:
         return QuoteAlignment(span, "normalized", 100.0)
     return None
@@ -598,9 +600,9 @@ def _inner_filler_fit(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
         q_units = text_units(rest)
         if not evidence(q_units, whole=True, lenient=lenient, words=_words(q_units, range(len(q_units)), unit_words(rest))):
             continue
-        for turn in turns:
+        for turn_span in turns:
             try:
-                span = normalized_run(turn, q_units, prefix_ok(q_units, WORD_FOR_WORD_PREFIX))
+                span = normalized_run(turn_span, q_units, prefix_ok(q_units, WORD_FOR_WORD_PREFIX))
             except Ambiguous:
                 return None
             if span is not None:
@@ -612,10 +614,10 @@ def _inner_filler_fit(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
     return QuoteAlignment(spans[0], "short", float(fuzz.ratio(" ".join(units), " ".join(text_units(quote)))))
 
 
-def _pair_turns(turn: Span) -> List[Span]:
-    if TURNS_KEY in turn.doc.spans and len(turn.doc.spans[TURNS_KEY]) == 2:
-        return list(get_turns(turn.doc))
-    return [turn]
+def _pair_turns(turn_span: Span) -> List[Span]:
+    if TURNS_KEY in turn_span.doc.spans and len(turn_span.doc.spans[TURNS_KEY]) == 2:
+        return list(get_turns(turn_span.doc))
+    return [turn_span]
 
 
 def align_quote(
@@ -749,18 +751,3 @@ def _status(quote: str, side: str, status: str, found: QuoteAlignment, side_foun
     if keep:
         return QuoteStatus(quote, side, status, found.method, found.score, found.start, found.end, side_found)
     return QuoteStatus(quote, side, status, found.method, found.score, side_found=side_found)
-
-
-def exact_word_match(turn_words: Sequence[str], quote: str) -> Optional[Tuple[int, int]]:
-    """The ContextDeP authors' rule, for comparison: the quote's lower-cased
-    whitespace words must occur as a run of the turn's lower-cased words, only
-    the quote's last word may be a prefix of the turn's word; the first
-    occurrence wins. (start, end) word indices, or None."""
-    q = quote.lower().split()
-    words = [w.lower() for w in turn_words]
-    if not q:
-        return None
-    for i in range(len(words) - len(q) + 1):
-        if words[i : i + len(q) - 1] == q[:-1] and words[i + len(q) - 1].startswith(q[-1]):
-            return i, i + len(q)
-    return None

@@ -67,8 +67,3 @@ class ResponseCache:
                 json.dump(entry, f, ensure_ascii=False)
 
         atomic_write(file, write)
-
-    @property
-    def hit_rate(self) -> Optional[float]:
-        total = self.hits + self.misses
-        return self.hits / total if total else None

@@ -20,6 +20,9 @@ from . import registry as _registry  # noqa: F401  (registers the task and the m
 from .readout import VoteReadout
 
 class ParaphraseLLM(LLMWrapper):
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "spans"
+
     def __init__(self, *, scorer: Optional[Callable] = None, **kwargs):
         super().__init__(**kwargs)
         self.scorer = scorer
@@ -31,12 +34,6 @@ class ParaphraseLLM(LLMWrapper):
     @property
     def readout(self) -> VoteReadout:
         return VoteReadout.from_cfg(self._task.cfg)
-
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.spans import SpanTuning
-
-        return SpanTuning(name or self.name, self)
 
     def score(self, examples, **kwargs) -> Dict[str, Any]:
         scorer = self.scorer or self._task.scorer

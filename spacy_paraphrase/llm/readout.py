@@ -21,6 +21,7 @@ from typing import Any, Dict, Iterable, Optional
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..pair_doc import SPANS_KEY
 from ..paraphrase_spans.readout import Readout
 from ..paraphrase_spans.scorer import score_paraphrase_spans
 
@@ -31,7 +32,7 @@ def llm_key(spans_key: str) -> str:
     return f"spacy_paraphrase.llm:{spans_key}"
 
 
-def llm_details(doc: Doc, spans_key: str = "paraphrase") -> Optional[Dict[str, Any]]:
+def llm_details(doc: Doc, spans_key: str = SPANS_KEY) -> Optional[Dict[str, Any]]:
     """The LLM details stored on a Doc the LLM task processed, else None."""
     return doc.user_data.get(llm_key(spans_key))
 

@@ -6,6 +6,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from spacy_llm.registry import registry
 
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE
 from .client import OpenAICompatibleModel
 from .replay import ReplayModel
@@ -24,8 +25,8 @@ def make_contextdep_task(
     use_other_turn: bool = True,
     short_evidence: str = DEFAULT_SHORT_EVIDENCE,
     reask_unparsed: int = DEFAULT_REASKS,
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
     threshold: float = 0.5,
     highlight_threshold: float = 0.5,
     highlight_scale: str = "absolute",

@@ -36,7 +36,7 @@ from spacy import util
 from spacy.tokens import Doc
 from spacy.training import Example
 
-from ..pair_doc import DEFAULT_TURN_LABELS, get_turns
+from ..pair_doc import DEFAULT_TURN_LABELS, PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from ..paraphrase_spans.readout import READOUT_KEYS
 from .align import DEFAULT_MIN_SCORE, DEFAULT_SHORT_EVIDENCE, lenient_evidence, locate_quote
 from .parser import parse_answer
@@ -151,8 +151,8 @@ class ContextDePTask:
         use_other_turn: bool = True,
         short_evidence: str = DEFAULT_SHORT_EVIDENCE,
         reask_unparsed: int = DEFAULT_REASKS,
-        spans_key: str = "paraphrase",
-        cats_key: str = "PARAPHRASE",
+        spans_key: str = SPANS_KEY,
+        cats_key: str = PARAPHRASE_LABEL,
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
         highlight_scale: str = "absolute",

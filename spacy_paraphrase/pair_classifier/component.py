@@ -56,7 +56,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats2d
 
-from ..encoder.batching import pipe_by_length
+from ..pipe_by_length import pipe_by_length
 from ..pair_doc import get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from . import model  # noqa: F401  (registers the architecture)
@@ -145,6 +145,9 @@ def _other_cats_owners(nlp: Optional[Language], name: str) -> Dict[str, str]:
 class PairClassifier(TrainablePipe):
     """Classify pair Docs as a whole, writing ``doc.cats``."""
 
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "classifier"
+
     def __init__(
         self,
         vocab: Vocab,
@@ -201,15 +204,9 @@ class PairClassifier(TrainablePipe):
         return 1
 
     # ---- prediction -------------------------------------------------------
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.classifier import ClassifierTuning
-
-        return ClassifierTuning(name or self.name, self)
-
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """Annotate a stream of pair Docs, in batches of similar length
-        (``encoder.batching.pipe_by_length``), yielded in stream order."""
+        (``spacy_paraphrase/pipe_by_length.py``), yielded in stream order."""
         return pipe_by_length(self, stream, batch_size)
 
     def predict(self, docs: Iterable[Doc]) -> Floats2d:

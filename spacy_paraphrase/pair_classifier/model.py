@@ -145,8 +145,8 @@ def pooling_matrix(doc: Doc, data: TransformerData, pooling: str, n_pieces: int)
             # first pieces (a pair that fits is one row: its [CLS])
             out[r, numpy.arange(n_rows) * (n_pieces // n_rows)] = 1.0 / n_rows
             continue
-        turn = turns[0] if what == "first" else turns[1]
-        idx = numpy.unique(indices[starts[turn.start] : starts[turn.end]])
+        turn_span = turns[0] if what == "first" else turns[1]
+        idx = numpy.unique(indices[starts[turn_span.start] : starts[turn_span.end]])
         if len(idx):
             out[r, idx] = 1.0 / len(idx)
     return out

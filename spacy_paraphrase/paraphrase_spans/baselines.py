@@ -15,7 +15,7 @@ from spacy.language import Language
 from spacy.pipeline import Pipe
 from spacy.tokens import Doc
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .readout import Readout
 
 KINDS = ("lexical", "always")
@@ -53,6 +53,9 @@ def baseline_probs(doc: Doc, kind: str, stop_words) -> numpy.ndarray:
 
 
 class ParaphraseBaseline(Pipe):
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "spans"
+
     def __init__(
         self,
         nlp: Language,
@@ -77,12 +80,6 @@ class ParaphraseBaseline(Pipe):
         """The readout of ``cfg`` (read on every call, like the component's)."""
         return Readout.from_cfg(self.cfg)
 
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.spans import SpanTuning
-
-        return SpanTuning(name or self.name, self)
-
     def __call__(self, doc: Doc) -> Doc:
         self.readout.annotate(doc, baseline_probs(doc, self.kind, self.stop_words))
         return doc
@@ -99,8 +96,8 @@ class ParaphraseBaseline(Pipe):
     assigns=["doc.spans", "doc.cats"],
     default_config={
         "kind": "lexical",
-        "spans_key": "paraphrase",
-        "cats_key": "PARAPHRASE",
+        "spans_key": SPANS_KEY,
+        "cats_key": PARAPHRASE_LABEL,
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
 )

@@ -26,12 +26,12 @@ from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
-from ..encoder.batching import pipe_by_length
-from ..pair_doc import get_turns, is_pair_doc
+from ..pipe_by_length import pipe_by_length
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from .model import TokenScores
 from .pair_score import pair_score_and_token
-from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
+from .readout import SOURCE_LABEL, Readout
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_token_targets
 
@@ -65,8 +65,8 @@ DEFAULT_SCORE_WEIGHTS = {
     assigns=["doc.spans", "doc.cats"],
     default_config={
         "model": DEFAULT_MODEL,
-        "spans_key": "paraphrase",
-        "cats_key": "PARAPHRASE",
+        "spans_key": SPANS_KEY,
+        "cats_key": PARAPHRASE_LABEL,
         "threshold": 0.5,
         "highlight_threshold": 0.5,
         "highlight_scale": "absolute",
@@ -126,14 +126,17 @@ def _pair_score_token(doc: Doc, scores: TokenScores) -> Optional[int]:
 class ParaphraseSpans(TrainablePipe):
     """Highlight paraphrased words across the two turns of a pair Doc."""
 
+    # how ``tune`` / ``cross-tune`` tune it (``tuning/choice.py``)
+    tuned_as = "spans"
+
     def __init__(
         self,
         vocab: Vocab,
         model: Model,
         name: str = "paraphrase_spans",
         *,
-        spans_key: str = "paraphrase",
-        cats_key: str = "PARAPHRASE",
+        spans_key: str = SPANS_KEY,
+        cats_key: str = PARAPHRASE_LABEL,
         threshold: float = 0.5,
         highlight_threshold: float = 0.5,
         highlight_scale: str = "absolute",
@@ -171,15 +174,9 @@ class ParaphraseSpans(TrainablePipe):
         ``tune``, or loaded from disk, is honoured)."""
         return Readout.from_cfg(self.cfg)
 
-    def tuning(self, name: Optional[str] = None):
-        """The tuning interface of this component (``spacy_paraphrase/tuning/``)."""
-        from ..tuning.spans import SpanTuning
-
-        return SpanTuning(name or self.name, self)
-
     def pipe(self, stream: Iterable[Doc], *, batch_size: int = 128) -> Iterator[Doc]:
         """Annotate a stream of pair Docs, in batches of similar length
-        (``encoder.batching.pipe_by_length``), yielded in stream order."""
+        (``spacy_paraphrase/pipe_by_length.py``), yielded in stream order."""
         return pipe_by_length(self, stream, batch_size)
 
     def predict(self, docs: Iterable[Doc]) -> List[TokenScores]:

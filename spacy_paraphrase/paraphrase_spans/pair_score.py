@@ -3,8 +3,10 @@ turns of the max token probability, so "score >= threshold" means "some word
 in *both* turns reaches the threshold" (the ContextDeP paper's rule). The
 readout decides with it, the component's pair loss trains the token that sets
 it, and the vote-share map reads it as a feature: all three call this module,
-so a change to the rule is made here once (and fitted vote-share maps, whose
-``pair_score`` feature is this value, are refitted with ``tune --key vote_share``).
+so a change to the rule is made here once, with a new ``RULE`` name: fitted
+vote-share maps, whose ``pair_score`` feature is this value, record the rule
+they were fitted with and warn when loaded under another one (refit them with
+``tune --key vote_share``).
 """
 from typing import List, Optional, Tuple
 
@@ -13,20 +15,23 @@ from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
 
+# The name of the rule below: give it a new one whenever the rule changes.
+RULE = "min_turn_max.v1"
+
 
 def turn_maxima(doc: Doc, probs: numpy.ndarray) -> List[Tuple[float, Optional[int]]]:
     """Per turn (first, second): its highest probability and the Doc index of
     the token that has it; ``(0.0, None)`` for a turn with no probability
     (NaN = none: tokens without pieces, cut tokens)."""
     out: List[Tuple[float, Optional[int]]] = []
-    for turn in get_turns(doc):
-        p = numpy.asarray(probs[turn.start : turn.end], dtype="float64")
+    for turn_span in get_turns(doc):
+        p = numpy.asarray(probs[turn_span.start : turn_span.end], dtype="float64")
         scored = ~numpy.isnan(p)
         if not scored.any():
             out.append((0.0, None))
             continue
         j = int(numpy.argmax(numpy.where(scored, p, -numpy.inf)))
-        out.append((float(p[j]), turn.start + j))
+        out.append((float(p[j]), turn_span.start + j))
     return out
 
 

@@ -43,7 +43,7 @@ from spacy.training import Example
 from spacy.util import registry
 
 from ..metrics import expected_calibration_error, jaccard, pair_classification_scores, pearson, prf, spearman
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .decoding import is_word
 from .readout import PLAIN_DECODING, Readout
 from .vote_share import share_scores
@@ -148,8 +148,8 @@ def score_paraphrase_spans(  # noqa: C901
     examples: Iterable[Example],
     *,
     name: str = "paraphrase_spans",
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
     **kwargs,
 ) -> Dict[str, Optional[float]]:
     """Score predicted pair Docs against reference pair Docs (see module doc).
@@ -199,8 +199,8 @@ def score_paraphrase_spans(  # noqa: C901
             all_soft = False
         for suffix, rule in (("", readout), ("_p50", paper)):
             hl = rule.span_flags(pred_doc, probs)
-            for t, turn in zip(("first", "second"), get_turns(pred_doc)):
-                j = jaccard(gold_words[turn.start : turn.end], hl[turn.start : turn.end])
+            for t, turn_span in zip(("first", "second"), get_turns(pred_doc)):
+                j = jaccard(gold_words[turn_span.start : turn_span.end], hl[turn_span.start : turn_span.end])
                 if j is not None:
                     jacc[t + suffix].append(j)
         lengths = span_word_counts(pred_doc, spans_key)

@@ -35,7 +35,7 @@ def has_word_character(text: str) -> bool:
 def string_turns(doc: Doc) -> Tuple[str, str]:
     """The two turns of a word-list pair Doc as the strings a user would pass:
     the words joined by one space (empty words give double spaces)."""
-    return tuple(" ".join(t.text if t.text.strip() else "" for t in turn) for turn in get_turns(doc))
+    return tuple(" ".join(t.text if t.text.strip() else "" for t in turn_span) for turn_span in get_turns(doc))
 
 
 def as_string_doc(nlp: Language, doc: Doc) -> Doc:
@@ -64,8 +64,8 @@ def project_to_words(string_doc: Doc, word_doc: Doc, readout: Readout) -> Doc:
     flags = numpy.asarray([bool(in_span[tokens].any()) for tokens in mapping], dtype=bool)
     out = copy_pair_doc(word_doc)
     spans = []
-    for label, turn in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(out)):
-        spans.extend(runs_to_spans(out, flags, turn.start, turn.end, label))
+    for label, turn_span in zip((SOURCE_LABEL, PARAPHRASE_LABEL), get_turns(out)):
+        spans.extend(runs_to_spans(out, flags, turn_span.start, turn_span.end, label))
     group = SpanGroup(out, name=readout.spans_key, spans=spans)
     for key, value in string_doc.spans[readout.spans_key].attrs.items():
         group.attrs[key] = value
@@ -86,12 +86,12 @@ def turn_max_on_words(doc: Doc, probs: numpy.ndarray) -> List[bool]:
     """Per turn with any probability: is its highest probability reached by a
     token with a letter or digit (ties count)?"""
     out = []
-    for turn in get_turns(doc):
-        p = probs[turn.start: turn.end]
+    for turn_span in get_turns(doc):
+        p = probs[turn_span.start: turn_span.end]
         if numpy.isnan(p).all():
             continue
         top = numpy.nanmax(p)
-        out.append(any(has_word_character(turn[i].text) for i in numpy.flatnonzero(p == top)))
+        out.append(any(has_word_character(turn_span[i].text) for i in numpy.flatnonzero(p == top)))
     return out
 
 

@@ -9,7 +9,10 @@ fitted on pairs with annotator votes (``fit_vote_share``: the binomial
 likelihood of each pair's k "paraphrase" votes out of n, L2-penalised). It is
 stored in the component's cfg (``vote_share_map``), so it survives
 ``to_disk`` and ``spacy package``, and applied by the ``Readout`` in
-``nlp.pipe``. ``tune --key vote_share`` fits it on dev;
+``nlp.pipe``. A map records the pair-score rule it was fitted with
+(``pair_score.RULE``; a map saved without it was fitted with
+``UNRECORDED_RULE``) and a ``StaleVoteShareMap`` warning says when it is
+loaded under another rule. ``tune --key vote_share`` fits it on dev;
 ``cross-tune`` fits it on the tuning folds and scores the held-out fold.
 
 ``agreement_of_share(s) = s² + (1 − s)²``: the chance that two annotators
@@ -18,12 +21,14 @@ drawn at random agree on the pair, if each says "paraphrase" with chance s.
 annotator pairs that agree.
 """
 import math
+import warnings
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
+from . import pair_score
 from .pair_score import pair_score_from_probs, turn_maxima
 
 FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3")
@@ -32,6 +37,13 @@ FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3"
 # docs/results.md, "Span decoding and vote share".
 DEFAULT_FEATURES = ("pair_score",)
 EPS = 1e-4
+# The pair-score rule of the maps saved before maps recorded theirs.
+UNRECORDED_RULE = "min_turn_max.v1"
+MAP_KEYS = {"features", "coef", "intercept"}
+
+
+class StaleVoteShareMap(UserWarning):
+    """A vote-share map fitted with another pair-score rule than this version's."""
 
 
 def agreement_of_share(share: float) -> float:
@@ -77,19 +89,24 @@ def _sigmoid(z: numpy.ndarray) -> numpy.ndarray:
 class VoteShareMap:
     """share = sigmoid(intercept + Σ coef_i · logit(feature_i))."""
 
-    def __init__(self, features: Sequence[str], coef: Sequence[float], intercept: float) -> None:
-        check_vote_share_map({"features": list(features), "coef": list(coef), "intercept": intercept})
+    def __init__(self, features: Sequence[str], coef: Sequence[float], intercept: float,
+                 pair_score_rule: Optional[str] = None) -> None:
+        """``pair_score_rule``: the rule the map was fitted with (default: this version's)."""
+        self.pair_score_rule = pair_score.RULE if pair_score_rule is None else pair_score_rule
+        check_vote_share_map({"features": list(features), "coef": list(coef), "intercept": intercept,
+                              "pair_score_rule": self.pair_score_rule})
         self.features = tuple(features)
         self.coef = numpy.asarray(coef, dtype="float64")
         self.intercept = float(intercept)
 
     @classmethod
     def from_cfg(cls, cfg: Mapping[str, object]) -> "VoteShareMap":
-        return cls(cfg["features"], cfg["coef"], cfg["intercept"])  # type: ignore[arg-type]
+        return cls(cfg["features"], cfg["coef"], cfg["intercept"],  # type: ignore[arg-type]
+                   cfg.get("pair_score_rule", UNRECORDED_RULE))  # type: ignore[arg-type]
 
     def to_cfg(self) -> Dict[str, object]:
         return {"features": list(self.features), "coef": [float(c) for c in self.coef],
-                "intercept": self.intercept}
+                "intercept": self.intercept, "pair_score_rule": self.pair_score_rule}
 
     def design(self, rows: Sequence[Mapping[str, float]]) -> numpy.ndarray:
         return _logit(numpy.asarray([[row[f] for f in self.features] for row in rows], dtype="float64"))
@@ -104,12 +121,14 @@ class VoteShareMap:
 
 
 def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
-    """Raise ValueError unless ``cfg`` is None or a valid map's cfg."""
+    """Raise ValueError unless ``cfg`` is None or a valid map's cfg; warn
+    (``StaleVoteShareMap``) when the map was fitted with another pair-score
+    rule than this version's."""
     if cfg is None:
         return
-    if not isinstance(cfg, Mapping) or set(cfg) != {"features", "coef", "intercept"}:
+    if not isinstance(cfg, Mapping) or not MAP_KEYS <= set(cfg) <= MAP_KEYS | {"pair_score_rule"}:
         raise ValueError(
-            "Readout vote_share_map must be null or {features, coef, intercept} "
+            "Readout vote_share_map must be null or {features, coef, intercept, pair_score_rule} "
             f"(as `tune --key vote_share` writes it), got {cfg!r}"
         )
     features, coef = list(cfg["features"]), list(cfg["coef"])  # type: ignore[call-overload]
@@ -119,6 +138,14 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
     values = coef + [cfg["intercept"]]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
         raise ValueError(f"vote_share_map: coef and intercept must be finite numbers, got {cfg!r}")
+    rule = cfg.get("pair_score_rule", UNRECORDED_RULE)
+    if not isinstance(rule, str):
+        raise ValueError(f"vote_share_map: pair_score_rule must be a string, got {rule!r}")
+    if rule != pair_score.RULE:
+        warnings.warn(
+            f"The vote_share_map was fitted with the pair-score rule {rule!r}, this version computes "
+            f"{pair_score.RULE!r}: its vote shares are stale; refit it with `tune --key vote_share`.",
+            StaleVoteShareMap, stacklevel=2)
 
 
 def fit_vote_share(

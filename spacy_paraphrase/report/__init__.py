@@ -2,7 +2,8 @@
 
 records.py reads the records (the one reader), fields.py the fields to group
 by, statistics.py the rates and their cluster-bootstrap intervals, phrases.py
-the phrases picked up, figures.py the plots, page.py the HTML, build.py the
+the phrases picked up, figures.py the plots, page.py the HTML,
+validation_section.py the section of a ``validate score`` file, build.py the
 whole report."""
 from importlib.util import find_spec
 from typing import List

@@ -21,6 +21,7 @@ from .phrases import top_phrases
 from ..annotate.record_format import RecordsError
 from .records import Records, model_label, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
+from .validation_section import validation_section
 
 N_EXAMPLES = 10  # highest-scoring and borderline pairs on the pairs page
 
@@ -161,7 +162,6 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         f"Paraphrase rate {fmt(overall.rate)}, 95% interval {interval(overall.as_dict())} (bootstrap over "
         f"{count(overall.conversations, 'conversation')}: whole conversations are resampled)."), anchor="corpus")]
     if scores_json is not None:
-        from ..validation.summary import validation_section
         sections.append(validation_section(scores_json, validation))
     for name, values in groups.items():
         rows = group_rates(decisions, clusters, [values[i] for i in keep], seed=seed, n_boot=n_boot)

@@ -1,8 +1,9 @@
 """Tuning a component's decision settings on pair Docs: one home for what
 ``tune`` and ``cross-tune`` do.
 
-- ``base.py``: the interface a tunable component implements (``Tuning``,
-  ``Found``, ``TuningError``) and the choice of the component to tune.
+- ``base.py``: the tuning interface (``Tuning``, ``Found``, ``TuningError``).
+- ``choice.py``: the component to tune and its ``Tuning`` (from the
+  component's ``tuned_as``).
 - ``search.py``: the default grid, the "maximize a score key" objective, the
   best of a sweep.
 - ``folds.py``: the k-fold loop of ``cross-tune`` (tuned scores on unseen pairs).

@@ -1,15 +1,16 @@
 """The tuning interface: what ``tune`` and ``cross-tune`` ask of a
 component whose decision settings can be tuned on pair Docs.
 
-A tunable component has a method ``tuning(name) -> Tuning``:
-``paraphrase_spans`` (and the baseline and ``paraphrase_llm`` in its place)
-returns a ``tuning.spans.SpanTuning``, ``pair_classifier`` a
-``tuning.classifier.ClassifierTuning``. A ``Tuning`` says which keys it
-tunes, refuses the options it has no use for (``check``), tunes one key on
-processed pair Docs (``find``) and estimates tuned scores on unseen pairs
-(``cross_tune``). The commands (``cli/tune.py``, ``cli/cross_tune.py``) hold
-no component branches: they load, pick the component (``choose_tuning``),
-process the pairs once and print what the ``Tuning`` returns.
+A tunable component says how it is tuned (``tuned_as``) and
+``tuning/choice.py`` gives it its ``Tuning``: ``paraphrase_spans`` (and the
+baseline and ``paraphrase_llm`` in its place) a ``tuning.spans.SpanTuning``,
+``pair_classifier`` a ``tuning.classifier.ClassifierTuning``. A ``Tuning``
+says which keys it tunes, refuses the options it has no use for (``check``),
+tunes one key on processed pair Docs (``find``) and estimates tuned scores on
+unseen pairs (``cross_tune``). The commands (``cli/tune.py``,
+``cli/cross_tune.py``) hold no component branches: they load, pick the
+component (``choice.choose_tuning``), process the pairs once and print what
+the ``Tuning`` returns.
 
 Every method works on Docs the pipeline has processed: a sweep rewrites the
 annotations from what the component stored, so it costs one pipeline run.
@@ -104,42 +105,3 @@ class Tuning(ABC):
         scores, spread = result["scores"], result["spread"]
         return [(k, f"{scores[f'{self.name}_{k}']:.4f}", f"{spread[f'{self.name}_{k}']:.4f}")
                 for k in self.shown if f"{self.name}_{k}" in scores]
-
-
-def tunable(pipe) -> bool:
-    return callable(getattr(pipe, "tuning", None))
-
-
-def tuning_for(nlp, pipe_name: str = "") -> Tuning:
-    """The ``Tuning`` of ``pipe_name``, else of the component named
-    paraphrase_spans, else of the pipeline's first tunable component.
-    ``TuningError`` when there is none."""
-    if pipe_name:
-        if pipe_name not in nlp.pipe_names:
-            raise TuningError(f"No component {pipe_name!r} in the pipeline; it has {nlp.pipe_names}")
-        if not tunable(nlp.get_pipe(pipe_name)):
-            raise TuningError(f"Component {pipe_name!r} is neither a paraphrase_spans nor a pair_classifier")
-        return nlp.get_pipe(pipe_name).tuning(pipe_name)
-    names = tunable_names(nlp)
-    if not names:
-        raise TuningError(f"No paraphrase_spans or pair_classifier component in the pipeline {nlp.pipe_names}")
-    name = "paraphrase_spans" if "paraphrase_spans" in names else names[0]
-    return nlp.get_pipe(name).tuning(name)
-
-
-def tunable_names(nlp) -> List[str]:
-    """The names of the pipeline's tunable components, in pipeline order."""
-    return [name for name, pipe in nlp.pipeline if tunable(pipe)]
-
-
-def choose_tuning(nlp, pipe_name: str = "", **options) -> Tuning:
-    """The ``Tuning`` of ``pipe_name`` (``tuning_for``), checked against the
-    command's options (``Tuning.check``); with ``highlight_scale``, the scale
-    is set on the component for this run. ValueError (``TuningError``, an
-    unknown highlight scale) when the request cannot be carried out."""
-    from ..paraphrase_spans.readout import set_highlight_scale
-
-    tuning = tuning_for(nlp, pipe_name)
-    tuning.check(**options)
-    set_highlight_scale(nlp, tuning.name, options.get("highlight_scale", ""))
-    return tuning

@@ -7,5 +7,6 @@ design elsewhere); coding.py reads coded sheets; agreement.py holds Cohen's
 kappa, Krippendorff's alpha, the coders' majority (with its tie rule) and
 mean vote; estimators.py the design-based rate, the model's precision /
 recall / F1 and the Rogan-Gladen rate with their stratified cluster
-bootstrap intervals; scoring.py puts them together for ``validate score``;
-summary.py the report's validation section and the printed lines."""
+bootstrap intervals; scoring.py puts them together for ``validate score``
+(the report's validation section and the printed lines:
+``report/validation_section.py``)."""

@@ -12,7 +12,7 @@ from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
 from ..annotate.record_format import RecordsError, output_files, read_lines
-from ..pair_doc import PairDocError
+from ..pair_doc import SPANS_KEY, PairDocError
 from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
 
@@ -34,7 +34,7 @@ def _record_views(files: List[Path], threshold: Optional[float]) -> List[PairVie
     return views
 
 
-def load_views(path: Path, *, spans_key: str = "paraphrase", threshold: Optional[float] = None) -> List[PairView]:
+def load_views(path: Path, *, spans_key: str = SPANS_KEY, threshold: Optional[float] = None) -> List[PairView]:
     """Pair views of every pair in a ``.spacy`` file or an annotate output
     (``record_format.output_files``: file by file in name order, each in its
     order). Raises

@@ -3,13 +3,14 @@ from typing import Any, Dict, List
 
 from spacy.tokens import Doc
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
+from ..paraphrase_spans.readout import SOURCE_LABEL
 
 # Suggested colours for displacy.render(..., options={"colors": DISPLACY_COLORS}).
-DISPLACY_COLORS = {"SOURCE": "#ffb000", "PARAPHRASE": "#7aa6e0"}
+DISPLACY_COLORS = {SOURCE_LABEL: "#ffb000", PARAPHRASE_LABEL: "#7aa6e0"}
 
 
-def displacy_manual(doc: Doc, *, spans_key: str = "paraphrase") -> List[Dict[str, Any]]:
+def displacy_manual(doc: Doc, *, spans_key: str = SPANS_KEY) -> List[Dict[str, Any]]:
     """One dict per turn (``text``, ``tokens``, ``spans`` with turn-relative
     ``start_token`` / ``end_token`` and ``label``, ``title`` = the speaker,
     ``settings``), for ``displacy.render(data, style="span", manual=True)``.
@@ -26,24 +27,24 @@ def displacy_manual(doc: Doc, *, spans_key: str = "paraphrase") -> List[Dict[str
         "direction": doc.vocab.writing_system.get("direction", "ltr"),
     }
     out = []
-    for turn in turns:
+    for turn_span in turns:
         turn_spans = []
         for span in spans:
-            start, end = max(span.start, turn.start), min(span.end, turn.end)
+            start, end = max(span.start, turn_span.start), min(span.end, turn_span.end)
             if start < end:
                 turn_spans.append(
                     {
-                        "start_token": start - turn.start,
-                        "end_token": end - turn.start,
+                        "start_token": start - turn_span.start,
+                        "end_token": end - turn_span.start,
                         "label": span.label_,
                     }
                 )
         out.append(
             {
-                "text": turn.text,
-                "tokens": [token.text for token in turn],
+                "text": turn_span.text,
+                "tokens": [token.text for token in turn_span],
                 "spans": turn_spans,
-                "title": turn.label_,
+                "title": turn_span.label_,
                 "settings": dict(settings),
             }
         )

@@ -8,14 +8,15 @@ from typing import Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 from spacy.tokens import Doc
 from spacy.util import is_in_jupyter
 
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from .record_views import pair_view_from_record
 from .style import CSS, DEFAULT_SHADE_SCALE, HANDLER, HANDLER_EVENTS, check_shade_scale, shade_color
 from .legend import fmt, is_muted, legend, shade_scales
 from .views import SHADE_PROBABILITY, Mark, PairView, TurnView, pair_view_from_doc
 
 OPTIONS = {
-    "spans_key": "span group of the spans and token_probs (default 'paraphrase')",
-    "cats_key": "doc.cats key of the pair score (default 'PARAPHRASE')",
+    "spans_key": f"span group of the spans and token_probs (default {SPANS_KEY!r})",
+    "cats_key": f"doc.cats key of the pair score (default {PARAPHRASE_LABEL!r})",
     "threshold": "decide 'paraphrase' as pair score >= threshold (default: pair score - the stored margin)",
     "shade_scale": "how probabilities are shaded: 'decision' (default: opacity = p, grey and paler in a pair "
     "that is not a paraphrase), or the probability that gets the full shade: 'page_max', 'pair_max', "
@@ -94,8 +95,8 @@ def _view(item, index: int, opts: dict) -> PairView:
         return pair_view_from_doc(
             item,
             index,
-            spans_key=opts.get("spans_key", "paraphrase"),
-            cats_key=opts.get("cats_key", "PARAPHRASE"),
+            spans_key=opts.get("spans_key", SPANS_KEY),
+            cats_key=opts.get("cats_key", PARAPHRASE_LABEL),
             threshold=opts.get("threshold"),
         )
     if isinstance(item, Mapping):

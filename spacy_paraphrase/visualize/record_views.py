@@ -15,6 +15,8 @@ import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..annotate.record_format import row_turn
+from ..pair_doc import PARAPHRASE_LABEL
+from ..paraphrase_spans.readout import SOURCE_LABEL
 from .views import Mark, PairView, SHADE_NONE, SHADE_PROBABILITY, TurnView, Word, clamp01
 
 SIDES = ("first", "second")
@@ -151,7 +153,7 @@ def _place(where: str, text: str, ids: Sequence[str], bounds: Dict[str, Tuple[in
             f"{where}: span {expected!r} ({start}:{end} of utterance {key!r}) does not match "
             f"the turn's text there ({text[begin:stop]!r})."
         )
-    label = str(span.get("label") or ("SOURCE" if span.get("side") == "first" else "PARAPHRASE"))
+    label = str(span.get("label") or (SOURCE_LABEL if span.get("side") == "first" else PARAPHRASE_LABEL))
     return Mark(begin, stop, label, _number(span.get("score")))
 
 

@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 import numpy
 from spacy.tokens import Doc, Span
 
-from ..pair_doc import TURNS_KEY, get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, TURNS_KEY, get_turns
 from ..paraphrase_spans.vote_share import annotator_agreement
 
 # What the shade of a word means (PairView.shading).
@@ -101,8 +101,8 @@ def pair_view_from_doc(
     doc: Doc,
     index: int = 0,
     *,
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
     threshold: Optional[float] = None,
 ) -> PairView:
     """The view of a pair Doc: processed by ``paraphrase_spans`` (words shaded by
@@ -123,22 +123,22 @@ def pair_view_from_doc(
         view.notes.append(f"no doc.spans[{spans_key!r}] on this Doc")
         view.score = _cat(doc, cats_key)
         return view
-    for turn_view, turn in zip(view.turns, (first, second)):
-        turn_view.spans = _marks(turn, list(group), attrs.get("scores"))
+    for turn_view, turn_span in zip(view.turns, (first, second)):
+        turn_view.spans = _marks(turn_span, list(group), attrs.get("scores"))
     if "token_probs" in attrs:
         _model_meta(view, doc, group, attrs, cats_key, threshold)
         values = numpy.asarray(attrs["token_probs"], dtype="float64")
         _check_length(values, doc, "token_probs")
-        for turn_view, turn in zip(view.turns, (first, second)):
-            turn_view.words = _words(turn, values, _probability_title)
+        for turn_view, turn_span in zip(view.turns, (first, second)):
+            turn_view.words = _words(turn_span, values, _probability_title)
     elif "highlight_counts" in attrs and "votes" in attrs:
         _gold_meta(view, doc, attrs, cats_key)
         counts = numpy.asarray(attrs["highlight_counts"], dtype="float64")
         _check_length(counts, doc, "highlight_counts")
         k, n = (int(v) for v in attrs["votes"])
-        for turn_view, turn in zip(view.turns, (first, second)):
+        for turn_view, turn_span in zip(view.turns, (first, second)):
             turn_view.words = _words(
-                turn,
+                turn_span,
                 counts / n if n > 0 else numpy.full(len(doc), numpy.nan),
                 lambda i, v, c=counts: _annotators_title(int(c[i]), k, n),
             )
@@ -149,8 +149,8 @@ def pair_view_from_doc(
         view.decision = None if view.score is None else view.score >= 0.5
         values = numpy.asarray(attrs["token_targets"], dtype="float64")
         _check_length(values, doc, "token_targets")
-        for turn_view, turn in zip(view.turns, (first, second)):
-            turn_view.words = _words(turn, values, lambda i, v: f"target {v:.2f}")
+        for turn_view, turn_span in zip(view.turns, (first, second)):
+            turn_view.words = _words(turn_span, values, lambda i, v: f"target {v:.2f}")
         view.shading = SHADE_TARGET
     else:
         view.score = _cat(doc, cats_key)
@@ -158,8 +158,8 @@ def pair_view_from_doc(
     return view
 
 
-def _turn_view(turn: Span) -> TurnView:
-    return TurnView(speaker=turn.label_, text=turn.text)
+def _turn_view(turn_span: Span) -> TurnView:
+    return TurnView(speaker=turn_span.label_, text=turn_span.text)
 
 
 def _check_length(values: numpy.ndarray, doc: Doc, name: str) -> None:
@@ -169,10 +169,10 @@ def _check_length(values: numpy.ndarray, doc: Doc, name: str) -> None:
         )
 
 
-def _words(turn: Span, values: numpy.ndarray, title) -> List[Word]:
+def _words(turn_span: Span, values: numpy.ndarray, title) -> List[Word]:
     words = []
-    for token in turn:
-        start = token.idx - turn.start_char
+    for token in turn_span:
+        start = token.idx - turn_span.start_char
         value = clamp01(float(values[token.i]))
         text = title(token.i, value) if not math.isnan(value) else _NAN_TITLE
         words.append(Word(start, start + len(token.text), value, text))
@@ -194,19 +194,19 @@ def _annotators_title(count: int, k: int, n: int) -> str:
     return text
 
 
-def _marks(turn: Span, spans: List[Span], scores) -> List[Mark]:
+def _marks(turn_span: Span, spans: List[Span], scores) -> List[Mark]:
     """The spans (clipped to the turn) as character offsets in the turn."""
     marks = []
     for j, span in enumerate(spans):
-        start, end = max(span.start, turn.start), min(span.end, turn.end)
+        start, end = max(span.start, turn_span.start), min(span.end, turn_span.end)
         if start >= end:
             continue
         score = None
         if scores is not None and j < len(scores) and not is_missing(scores[j]):
             score = float(scores[j])
-        doc = turn.doc
-        begin = doc[start].idx - turn.start_char
-        stop = doc[end - 1].idx + len(doc[end - 1].text) - turn.start_char
+        doc = turn_span.doc
+        begin = doc[start].idx - turn_span.start_char
+        stop = doc[end - 1].idx + len(doc[end - 1].text) - turn_span.start_char
         marks.append(Mark(begin, stop, span.label_, score))
     return marks
 

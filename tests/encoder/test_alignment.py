@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.encoder.plan import TextIndex, align_pieces, char_to_token, token_pieces
+from spacy_paraphrase.encoder.plan import TextIndex, align_pieces
+
+from tests.util import char_to_token, token_pieces
 
 
 def test_bert_style_offsets(nlp):

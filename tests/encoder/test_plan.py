@@ -27,7 +27,7 @@ def test_real_pair_encoding(nlp, tokenizer):
     ]
     plan = encode_pairs(tokenizer, docs, max_length=512)
     pieces, align = plan.pieces, plan.align
-    assert plan.rows == [1, 1]
+    assert plan.windows_per_doc == [1, 1]
     assert pieces.token_type_ids is not None
     assert pieces.input_ids.dtype == "int32" and pieces.attention_mask.dtype == "float32"
     assert pieces.lengths == pieces.attention_mask.sum(axis=1).astype(int).tolist()
@@ -62,8 +62,8 @@ def test_long_pair_is_windowed_and_every_token_covered(nlp, tokenizer):
     doc = make_pair_doc(nlp, " ".join(f"alpha{i}" for i in range(30)), "beta gamma delta")
     short = make_pair_doc(nlp, "one two", "three")
     plan = encode_pairs(tokenizer, [doc, short], max_length=16)
-    n = plan.rows[0]
-    assert n > 1 and plan.rows[1] == 1
+    n = plan.windows_per_doc[0]
+    assert n > 1 and plan.windows_per_doc[1] == 1
     assert plan.pieces.input_ids.shape == (n + 1, 16)
     assert not plan.cut_tokens[0].any()
     assert (plan.align.lengths > 0).all()  # every token has pieces in some window
@@ -125,7 +125,7 @@ def test_plan_and_windows_run_without_torch():
         doc = Doc(Vocab(), words=[f"w{{i}}" for i in range(30)] + ["a", "reply"])
         doc.spans["turns"] = [doc[:30], doc[30:]]
         plan = encode_pairs(tokenizer, [doc], 16)
-        assert plan.rows == [len(pair_windows(tokenizer, doc, 16))] and plan.rows[0] > 1
+        assert plan.windows_per_doc == [len(pair_windows(tokenizer, doc, 16))] and plan.windows_per_doc[0] > 1
         assert sys.modules["torch"] is None
         print("OK")
         """

@@ -2,7 +2,9 @@ import pytest
 import spacy
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.llm.align import SHORT_EVIDENCE, exact_word_match, text_units
+from spacy_paraphrase.llm.align import SHORT_EVIDENCE, text_units
+
+from benchmarks.run_llm_alignment import exact_word_match
 
 from .helpers import require
 

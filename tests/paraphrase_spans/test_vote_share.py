@@ -57,3 +57,35 @@ def test_readout_applies_the_map_and_validates_it(nlp):
                 {"features": ["pair_score"], "coef": [float("nan")], "intercept": 0.0}):
         with pytest.raises(ValueError, match="vote_share_map"):
             Readout(vote_share_map=bad)
+
+
+def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another(monkeypatch):
+    """A change to the pair-score rule (pair_score.py, a new RULE) leaves fitted maps stale:
+    they say so when they load instead of silently mapping another score."""
+    import warnings
+
+    from spacy_paraphrase.paraphrase_spans import pair_score
+    from spacy_paraphrase.paraphrase_spans.vote_share import UNRECORDED_RULE, StaleVoteShareMap
+
+    rows = [{"pair_score": p} for p in (0.1, 0.4, 0.7, 0.9)]
+    fitted = fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)], features=["pair_score"])
+    cfg = fitted.to_cfg()
+    assert cfg["pair_score_rule"] == pair_score.RULE
+    assert VoteShareMap.from_cfg(cfg).pair_score_rule == pair_score.RULE
+    older = {k: v for k, v in cfg.items() if k != "pair_score_rule"}  # saved before maps recorded it
+    assert VoteShareMap.from_cfg(older).pair_score_rule == UNRECORDED_RULE
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaleVoteShareMap)
+        Readout(vote_share_map=cfg)  # the rule it was fitted with: silent
+        if UNRECORDED_RULE == pair_score.RULE:
+            Readout(vote_share_map=older)
+    monkeypatch.setattr(pair_score, "RULE", "another_rule.v2")
+    for saved in (cfg, older):
+        with pytest.warns(StaleVoteShareMap, match=r"fitted with the pair-score rule '[\w.]+', this version "
+                                                    r"computes 'another_rule\.v2'.*tune --key vote_share"):
+            Readout(vote_share_map=saved)
+    assert fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)]).to_cfg()["pair_score_rule"] == "another_rule.v2"
+    with pytest.raises(ValueError, match="pair_score_rule must be a string"):
+        Readout(vote_share_map=dict(cfg, pair_score_rule=2))
+    with pytest.raises(ValueError, match="vote_share_map"):
+        Readout(vote_share_map=dict(cfg, other=1))

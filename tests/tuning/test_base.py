@@ -10,7 +10,8 @@ from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.cli._util import process
 from spacy_paraphrase.tuning import classifier as classifier_tuning
 from spacy_paraphrase.tuning import spans as span_tuning
-from spacy_paraphrase.tuning.base import Found, Tuning, TuningError, tunable_names, tuning_for
+from spacy_paraphrase.tuning.base import Found, Tuning, TuningError
+from spacy_paraphrase.tuning.choice import tunable_names, tuning_for
 
 POS, NEG = "IS_PARAPHRASE", "NOT_PARAPHRASE"
 

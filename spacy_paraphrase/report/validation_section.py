@@ -1,9 +1,10 @@
 """The validation section of the report (``report --validation SCORES.json``)
-and the lines ``validate score`` prints."""
+and the lines ``validate score`` prints, from the scores file ``validate
+score`` writes (``validation/scoring.py``)."""
 from pathlib import Path
 from typing import Any, Dict, List
 
-from ..report.page import fmt, paragraph, section, table
+from .page import fmt, paragraph, section, table
 
 MAX_NAMED = 6  # coders named on the page (all are in the scores file)
 

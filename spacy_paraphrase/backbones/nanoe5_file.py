@@ -27,7 +27,7 @@ DTYPE_F32 = 0
 DTYPE_Q4_0 = 1
 
 
-class Q4FormatError(ValueError):
+class E5FileError(ValueError):
     """The file is not a (complete) E5S1 model file."""
 
 
@@ -56,10 +56,10 @@ class E5File:
 def dequantize_q4_0(raw: bytes, n_values: int) -> numpy.ndarray:
     """The ``n_values`` float32 values of a run of Q4_0 blocks."""
     if n_values % BLOCK_VALUES:
-        raise Q4FormatError(f"a Q4_0 tensor must hold a multiple of {BLOCK_VALUES} values, got {n_values}")
+        raise E5FileError(f"a Q4_0 tensor must hold a multiple of {BLOCK_VALUES} values, got {n_values}")
     n_blocks = n_values // BLOCK_VALUES
     if len(raw) != n_blocks * BLOCK_BYTES:
-        raise Q4FormatError(
+        raise E5FileError(
             f"{n_values} Q4_0 values take {n_blocks * BLOCK_BYTES} bytes, got {len(raw)}"
         )
     blocks = numpy.frombuffer(raw, dtype=numpy.uint8).reshape(n_blocks, BLOCK_BYTES)
@@ -78,7 +78,7 @@ class _Reader:
 
     def take(self, n: int) -> bytes:
         if self.pos + n > len(self.data):
-            raise Q4FormatError(
+            raise E5FileError(
                 f"the file ends at byte {len(self.data)}, {self.pos + n - len(self.data)} bytes early"
             )
         out = self.data[self.pos : self.pos + n]
@@ -94,13 +94,13 @@ def read_e5_file(data: bytes) -> E5File:
     tensors (Q4_0 ones dequantized)."""
     reader = _Reader(data)
     if reader.take(4) != MAGIC:
-        raise Q4FormatError(f"not an E5S1 model file (magic {data[:4]!r}, expected {MAGIC!r})")
+        raise E5FileError(f"not an E5S1 model file (magic {data[:4]!r}, expected {MAGIC!r})")
     (version,) = reader.unpack("I")
     hidden, layers, heads, intermediate, vocab, max_positions, type_vocab = reader.unpack("7i")
     (eps,) = reader.unpack("f")
     (block_size,) = reader.unpack("i")
     if block_size != BLOCK_VALUES:
-        raise Q4FormatError(f"block size {block_size}, only {BLOCK_VALUES} is supported")
+        raise E5FileError(f"block size {block_size}, only {BLOCK_VALUES} is supported")
     header = E5Header(version, hidden, layers, heads, intermediate, vocab, max_positions,
                       type_vocab, eps, block_size)
     n_pieces, bos, eos, pad, unk = reader.unpack("5i")
@@ -119,16 +119,16 @@ def read_e5_file(data: bytes) -> E5File:
         (dtype,) = reader.unpack("B")
         n_values, offset, n_bytes = reader.unpack("IQQ")
         if offset + n_bytes > len(data):
-            raise Q4FormatError(f"tensor {name!r} runs past the end of the file")
+            raise E5FileError(f"tensor {name!r} runs past the end of the file")
         raw = data[offset : offset + n_bytes]
         if dtype == DTYPE_F32:
             if n_bytes != 4 * n_values:
-                raise Q4FormatError(f"tensor {name!r}: {n_values} float32 values in {n_bytes} bytes")
+                raise E5FileError(f"tensor {name!r}: {n_values} float32 values in {n_bytes} bytes")
             tensors[name] = numpy.frombuffer(raw, dtype="<f4").astype(numpy.float32)
         elif dtype == DTYPE_Q4_0:
             tensors[name] = dequantize_q4_0(raw, n_values)
         else:
-            raise Q4FormatError(f"tensor {name!r} has unknown dtype {dtype}")
+            raise E5FileError(f"tensor {name!r} has unknown dtype {dtype}")
     return E5File(header, pieces, {"bos": bos, "eos": eos, "pad": pad, "unk": unk}, tensors)
 
 
@@ -139,10 +139,10 @@ def bert_state_dict(e5: E5File) -> Dict[str, numpy.ndarray]:
 
     def get(name: str, shape: Tuple[int, ...]) -> numpy.ndarray:
         if name not in t:
-            raise Q4FormatError(f"the file has no tensor {name!r}")
+            raise E5FileError(f"the file has no tensor {name!r}")
         value = t[name]
         if value.size != int(numpy.prod(shape)):
-            raise Q4FormatError(f"tensor {name!r} has {value.size} values, expected shape {shape}")
+            raise E5FileError(f"tensor {name!r} has {value.size} values, expected shape {shape}")
         return value.reshape(shape)
 
     out = {

