@@ -20,7 +20,6 @@ from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
     iter_csv_records,
     iter_json_lines,
-    open_binary,
     quoting_mode,
     read_grouped,
     resolve_delimiter,
@@ -267,9 +266,9 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
 
 def read_first_record(path: Path) -> Tuple[str, Any]:
     """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
-    table file, for format guessing; DialogFormatError if unreadable."""
+    table file, for format guessing (one open of the file); DialogFormatError
+    if unreadable."""
     fmt = resolve_delimiter(path, None)
-    open_binary(path).close()
 
     def fail(problem: Problem) -> None:
         raise DialogFormatError(str(problem))

@@ -167,9 +167,15 @@ class Readout:
         share of samples answering "yes") passes it to ``annotate``."""
         return pair_score_from_probs(doc, probs)
 
-    def is_paraphrase(self, doc: Doc, probs: numpy.ndarray) -> bool:
-        """Whether the pair passes: pair score >= ``threshold``."""
-        return self.pair_score(doc, probs) >= self.threshold
+    def is_paraphrase(self, pair_score: float) -> bool:
+        """The pair's decision: whether its pair score reaches ``threshold``
+        (a NaN score, no score, never does). ``annotate`` and the annotate
+        records decide with this."""
+        return bool(pair_score >= self.threshold)
+
+    def margin(self, pair_score: float) -> float:
+        """How far the decision is from flipping: pair score - ``threshold``."""
+        return float(pair_score - self.threshold)
 
     def highlight_spans(self, doc: Doc, probs: numpy.ndarray) -> List[Span]:
         """The spans of the highlighted tokens (``highlight_flags`` on
@@ -230,7 +236,7 @@ class Readout:
         n_cut = 0 if n_cut is None else n_cut
         n_windows = 1 if n_windows is None else n_windows
         pair_score = self.pair_score(doc, probs) if pair_score is None else float(pair_score)
-        spans = self.highlight_spans(doc, probs) if pair_score >= self.threshold else []
+        spans = self.highlight_spans(doc, probs) if self.is_paraphrase(pair_score) else []
         group = SpanGroup(doc, name=self.spans_key, spans=spans)
         group.attrs["scores"] = span_means(probs, spans)
         group.attrs["token_probs"] = probs
@@ -241,7 +247,7 @@ class Readout:
         share = self.vote_share(doc, probs, pair_score)
         group.attrs["vote_share"] = share
         group.attrs["agreement"] = agreement_of_share(share)
-        group.attrs["margin"] = float(pair_score - self.threshold)
+        group.attrs["margin"] = self.margin(pair_score)
         group.attrs["truncated"] = bool(n_cut > 0)
         group.attrs["n_cut_tokens"] = int(n_cut)
         group.attrs["n_windows"] = int(n_windows)
