@@ -68,7 +68,7 @@ class PairAnnotatorActor:
 
 class RecordLinesDatasink(BlockBasedFileDatasink):
     """Writes the ``record`` column's bytes as they are (one JSON line each)
-    into ``*.jsonl`` files under a directory; counts rows and paraphrases."""
+    into ``*.jsonl`` files under a directory; counts records and paraphrases."""
 
     def __init__(self, path: str):
         super().__init__(path, file_format=OUTPUT_SUFFIX)
@@ -194,7 +194,7 @@ def run_ray(
         if staged:
             sink = annotate_staged(
                 model, staging, output, address=address, runtime_env=runtime_env, batch_size=batch_size,
-                rows_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
+                pairs_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
                 memory=memory, with_probs=with_probs, progress_bar=progress_bar,
             )
             if sink.written != staged:
@@ -209,7 +209,7 @@ def run_ray(
 
 
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],
-                    runtime_env: Optional[Dict[str, Any]], batch_size: int, rows_per_call: int,
+                    runtime_env: Optional[Dict[str, Any]], batch_size: int, pairs_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
                     with_probs: bool, progress_bar: bool) -> RecordLinesDatasink:
     """read_text(staging) -> map_batches(PairAnnotatorActor) -> OUTPUT, on the
@@ -232,7 +232,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
                 "use_gpu": num_gpus > 0,
                 "threads": max(1, math.floor(num_cpus)) if num_cpus else None,
             },
-            batch_size=rows_per_call,
+            batch_size=pairs_per_call,
             batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=concurrency),
             num_cpus=num_cpus,

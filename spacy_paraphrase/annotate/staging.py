@@ -16,7 +16,7 @@ import json
 import shutil
 import uuid
 from pathlib import Path
-from typing import IO, Any, Iterable, List, Optional, Union
+from typing import IO, Any, List, Optional, Union
 
 from ..dialogs.turns import TurnPair
 
@@ -73,11 +73,6 @@ class ShardWriter:
         self._conversation = conversation
         self._in_shard += 1
         self.lines += 1
-
-    def write_all(self, pairs: Iterable[TurnPair]) -> "ShardWriter":
-        for pair in pairs:
-            self.write(pair)
-        return self
 
     def _next_shard(self) -> None:
         self.close()

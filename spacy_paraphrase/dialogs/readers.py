@@ -14,17 +14,13 @@ import inspect
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
 from ..table_reader import RecordError, read_json_at
 from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
-from .streaming import (
-    iter_json_lines,
-    not_a_file,
-    read_grouped,
-)
-from .tables import find_pair_columns, read_first_record, read_pair_file, read_turn_table
+from .streaming import iter_csv_records, iter_json_lines, not_a_file, quoting_mode, read_grouped, resolve_delimiter
+from .tables import find_pair_columns, read_pair_file, read_turn_table
 
 CONVOKIT_UTTERANCES = "utterances.jsonl"
 # The files of a ConvoKit directory that a run reads (the utterances, the
@@ -249,8 +245,8 @@ def _convokit_files(path: Path) -> List[Path]:
 @dataclass(frozen=True)
 class DialogReader:
     """One input format: its ``name`` (``--format``), its reader (``read(path,
-    *, on_problem, **options)``, yielding ``Conversation``\ s, or ``TurnPair``\ s
-    when ``yields_pairs``), ``recognise`` (whether a file's first record, a
+    *, on_problem, **options)``, yielding conversations, or turn pairs when
+    ``yields_pairs``), ``recognise`` (whether a file's first record, a
     JSON object or a table's header, is of this format; None: never guessed
     from a record) and ``files`` (the files of an input that a run reads: what
     resuming compares and annotate never writes over)."""
@@ -284,6 +280,24 @@ def reader_for(fmt: str) -> DialogReader:
     if fmt not in READERS:
         raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     return READERS[fmt]
+
+
+def read_first_record(path: Path) -> Tuple[str, Any]:
+    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
+    table file, for format guessing (one open of the file); DialogFormatError
+    if unreadable."""
+    fmt = resolve_delimiter(path, None)
+
+    def fail(problem: Problem) -> None:
+        raise DialogFormatError(str(problem))
+
+    if fmt == "jsonl":
+        for _, _, _, value in iter_json_lines(path, fail):
+            return fmt, value
+    else:
+        for _, _, _, row in iter_csv_records(path, fmt, quoting_mode("minimal"), fail):
+            return fmt, [name.strip() for name in row]
+    raise DialogFormatError(f"{path}: the file is empty")
 
 
 def _unclear(path: Path, why: str) -> DialogFormatError:
@@ -328,18 +342,3 @@ def read_dialogs(
         raise DialogFormatError(f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs.")
     return reader.read(path, on_problem=on_problem, **options)
 
-
-__all__ = [
-    "FORMATS",
-    "READERS",
-    "DialogReader",
-    "guess_format",
-    "read_chat",
-    "read_convokit",
-    "read_convokit_speakers",
-    "read_dialogs",
-    "read_mediasum",
-    "read_turn_table",
-    "reader_for",
-    "unify_speaker_names",
-]

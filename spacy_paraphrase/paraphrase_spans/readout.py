@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .decoding import check_decoding, decode_turn
 from .pair_score import pair_score_from_probs
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .model import TokenScores
 
 SOURCE_LABEL = "SOURCE"
-PARAPHRASE_LABEL = "PARAPHRASE"
 HIGHLIGHT_SCALES = ("absolute", "turn_max")
 
 
@@ -91,7 +90,7 @@ def highlight_flags(
     return flags
 
 
-def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
+def token_probs(doc: Doc, spans_key: str = SPANS_KEY) -> numpy.ndarray:
     """The stored per-token probabilities of a processed pair Doc."""
     group = doc.spans.get(spans_key)
     if group is None or "token_probs" not in group.attrs:
@@ -115,8 +114,8 @@ class Readout:
     threshold: float = 0.5
     highlight_threshold: float = 0.5
     highlight_scale: str = "absolute"
-    spans_key: str = "paraphrase"
-    cats_key: str = "PARAPHRASE"
+    spans_key: str = SPANS_KEY
+    cats_key: str = PARAPHRASE_LABEL
     max_gap: int = 0
     min_span_length: int = 0
     max_spans: int = 0

@@ -5,6 +5,7 @@ from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate import PairAnnotator, invalid_reason
 from spacy_paraphrase.annotate.record_format import RECORD_FIELDS, RecordsError, dumps, invalid_side, make_record, output_files, read_records
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
+from spacy_paraphrase.pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from spacy_paraphrase.words import word_values
 from tests.annotate.helpers import check_record
 
@@ -55,7 +56,7 @@ def test_record_spans_are_split_per_utterance(annotator):
     assert [s["utterance_id"] for s in first_spans] == ["a0", "a1", "a2"]
     assert first_spans[1]["start"] == 2 and first_spans[1]["text"] == "I was  in Rome\u00a0today."
     assert {s["label"] for s in first_spans} == {"SOURCE"}
-    assert [s["label"] for s in record["spans"] if s["side"] == "second"] == ["PARAPHRASE"]
+    assert [s["label"] for s in record["spans"] if s["side"] == "second"] == [PARAPHRASE_LABEL]
     assert record["is_paraphrase"] is True
     assert record["first"]["offsets"] == pair.to_json()["first"]["offsets"]  # kept: the record decodes back
     assert list(record) == ["pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
@@ -68,7 +69,7 @@ def test_word_probs_are_the_models_word_values(annotator):
     pair, texts = make_pair(["we won the game"], ["congratulations on the win"])
     doc = annotator.nlp(annotator.make_doc(pair))
     record = annotator.make_record(doc, pair)
-    expected = word_values(doc, doc.spans["paraphrase"].attrs["token_probs"])
+    expected = word_values(doc, doc.spans[SPANS_KEY].attrs["token_probs"])
     got = [w["prob"] for side in ("first", "second") for w in record["words"][side]]
     numpy.testing.assert_allclose(got, expected, rtol=1e-6)
     check_record(record, texts)
@@ -85,13 +86,13 @@ def test_records_come_back_in_the_pairs_order(annotator):
 def test_the_decision_and_the_margin_are_the_readouts(annotator):
     pair, _ = make_pair(["we won the game"], ["congratulations on the win"])
     doc = annotator.nlp(annotator.make_doc(pair))
-    score = doc.cats["PARAPHRASE"]
+    score = doc.cats[PARAPHRASE_LABEL]
     passes = make_record(doc, pair, annotator.readout.replace(threshold=score))
     assert passes["is_paraphrase"] is True and passes["margin"] == 0.0
     fails = make_record(doc, pair, annotator.readout.replace(threshold=score + 0.25))
     assert fails["is_paraphrase"] is False and fails["margin"] == pytest.approx(-0.25)
     record = make_record(doc, pair, annotator.readout)
-    assert "words" not in record and record["margin"] == doc.spans["paraphrase"].attrs["margin"]
+    assert "words" not in record and record["margin"] == doc.spans[SPANS_KEY].attrs["margin"]
 
 
 def test_record_rejects_a_doc_of_another_row(annotator):

@@ -22,7 +22,8 @@ def _read(path):
 def _write(tmp_path, sizes, shard_rows):
     pairs = [_pair(f"c{c}", i) for c, n in enumerate(sizes) for i in range(n)]
     with ShardWriter(tmp_path / "staging", shard_rows) as writer:
-        writer.write_all(pairs)
+        for pair in pairs:
+            writer.write(pair)
     return pairs, writer
 
 
