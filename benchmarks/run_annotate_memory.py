@@ -168,19 +168,20 @@ MODEL_NAMES = {
 
 
 def actor_worker(model: str, corpus: str, fmt: str, out: str, batch_size: int) -> None:
-    """The actor engine's process: rows in calls of DEFAULT_SHARD_ROWS, records appended to ``out``."""
+    """The actor engine's process: staged pairs in calls of DEFAULT_SHARD_ROWS, records appended to ``out``."""
     from itertools import islice
 
-    from spacy_paraphrase.annotate.input_pairs import SourceOptions, read_pairs, rows_and_skips
+    from spacy_paraphrase.annotate.record_format import skip_entry
     from spacy_paraphrase.annotate.ray_engine import DEFAULT_SHARD_ROWS, RECORD_COLUMN, PairAnnotatorActor
     from spacy_paraphrase.annotate.staging import LINE_COLUMN, shard_line
+    from spacy_paraphrase.dialogs import Corpus, SourceOptions
 
     actor = PairAnnotatorActor(model, batch_size=batch_size, threads=1)
-    rows = (shard_line(row) for row, skip in rows_and_skips(read_pairs(corpus, SourceOptions(fmt=fmt), print))
-            if skip is None)
+    lines = (shard_line(pair) for pair in Corpus(corpus, SourceOptions(fmt=fmt)).pairs(print)
+             if skip_entry(pair) is None)
     with open(out, "wb") as f:
         while True:
-            batch = list(islice(rows, DEFAULT_SHARD_ROWS))
+            batch = list(islice(lines, DEFAULT_SHARD_ROWS))
             if not batch:
                 return
             f.write(b"".join(actor({LINE_COLUMN: batch})[RECORD_COLUMN]))

@@ -157,7 +157,7 @@ def timed(fn: Callable[[], None], sync: Callable[[], None]) -> float:
 
 def run_annotate(model_dir: Path, pairs: List[Pair], batch: int, gpu_id: int, tmp: Path) -> float:
     """Seconds of the annotate command's local engine over ``pairs`` (a pairs file)."""
-    from spacy_paraphrase.annotate.input_pairs import SourceOptions
+    from spacy_paraphrase.dialogs import SourceOptions
     from spacy_paraphrase.annotate.local import run_local
 
     src = tmp / "pairs.jsonl"

@@ -77,7 +77,7 @@ def measure(args, tmp: Path) -> Dict[str, Any]:
     import torch
 
     from spacy_paraphrase.annotate.local import run_local
-    from spacy_paraphrase.annotate.input_pairs import SourceOptions
+    from spacy_paraphrase.dialogs import SourceOptions
 
     pairs_path = tmp / "pairs.jsonl"
     words = write_pairs(pairs_path, args.pairs, args.seed)
@@ -96,11 +96,11 @@ def measure(args, tmp: Path) -> Dict[str, Any]:
     import ray
 
     from spacy_paraphrase.annotate.ray_engine import run_ray, stage
-    from spacy_paraphrase.annotate.staging import read_shard_rows
+    from spacy_paraphrase.dialogs import Corpus
 
-    row = timed(lambda: stage(pairs_path, SourceOptions(), tmp / "staging-only", tmp / "stage.errors.jsonl",
+    row = timed(lambda: stage(Corpus(pairs_path, SourceOptions()), tmp / "staging-only", tmp / "stage.errors.jsonl",
                               shard_rows=args.shard_rows, limit=None, total=None, progress_bar=False))
-    row["written"] = sum(1 for path in (tmp / "staging-only").glob("*.jsonl") for _ in read_shard_rows(path))
+    row["written"] = sum(len(path.read_text(encoding="utf8").splitlines()) for path in (tmp / "staging-only").glob("*.jsonl"))
     rows.append({"engine": "staging", "actors": None, "threads": 1, **row})  # written = rows staged
     started = time.perf_counter()
     ray.init(num_cpus=args.threads, include_dashboard=False, log_to_driver=False)

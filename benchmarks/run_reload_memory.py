@@ -41,8 +41,7 @@ def reset_peak() -> None:
         f.write("5")  # VmHWM back to the current RSS
 
 
-def rows(n: int, seed: int) -> List[Dict]:
-    from spacy_paraphrase.annotate.record_format import pair_row
+def pairs(n: int, seed: int) -> List:
     from spacy_paraphrase.dialogs.turns import Turn, TurnPair, Utterance
 
     out = []
@@ -50,7 +49,7 @@ def rows(n: int, seed: int) -> List[Dict]:
         for i in range(len(texts) - 1):
             first = Utterance(f"{conv}-{i}", conv, "A", texts[i])
             second = Utterance(f"{conv}-{i + 1}", conv, "B", texts[i + 1])
-            out.append(pair_row(TurnPair(f"{conv}-{i}", conv, Turn.of([first]), Turn.of([second]))))
+            out.append(TurnPair(f"{conv}-{i}", conv, Turn.of([first]), Turn.of([second])))
     return out[:n]
 
 
@@ -64,7 +63,7 @@ def measure(model: str, reloads: int, zone_pairs: int) -> List[Dict]:
     for way in ("whole pipeline (_load)", "vocab and tokenizer (_renew_vocab)"):
         for k in range(reloads):
             for _ in range(2):  # a warm zone, then a memory zone
-                annotator.annotate(rows(zone_pairs, seed))
+                annotator.annotate(pairs(zone_pairs, seed))
                 seed += 1
             gc.collect()
             trim_heap()

@@ -106,6 +106,12 @@ def test_lone_surrogate_is_a_clear_error(nlp):
         make_pair_doc(nlp, "fine", ["bad", "\udc80"])
 
 
+def _pair(first: str, second: str):
+    from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
+
+    return TurnPair("p", "c", Turn.of([Utterance("a", "c", None, first)]), Turn.of([Utterance("b", "c", None, second)]))
+
+
 @pytest.mark.parametrize("text", ["", "   ", "\u200b\u00ad", "\ufeff", "\x1b", "a\ud800b"])
 def test_one_turn_check_for_make_pair_doc_and_the_annotate_records(text):
     """make_pair_doc and annotate's row check refuse the same turn texts, for
@@ -117,16 +123,15 @@ def test_one_turn_check_for_make_pair_doc_and_the_annotate_records(text):
     nlp = spacy.blank("en")
     with pytest.raises(PairDocError) as info:
         make_pair_doc(nlp, "A fine first turn.", text)
-    row = {"first": {"text": "A fine first turn."}, "second": {"text": text}}
-    assert invalid_side(row) == ("second", str(info.value)) == ("second", turn_text_problem(text, "second"))
+    assert invalid_side(_pair("A fine first turn.", text)) == ("second", str(info.value)) == ("second", turn_text_problem(text, "second"))
 
 
 def test_the_turn_check_counts_characters_against_max_length():
     from spacy_paraphrase.annotate.record_format import invalid_side
 
-    row = {"first": {"text": "abcdef"}, "second": {"text": "ok"}}
-    assert invalid_side(row, max_length=6) is None
-    side, reason = invalid_side(row, max_length=5)
+    pair = _pair("abcdef", "ok")
+    assert invalid_side(pair, max_length=6) is None
+    side, reason = invalid_side(pair, max_length=5)
     assert side == "first" and "6 characters" in reason and "nlp.max_length = 5" in reason
 
 

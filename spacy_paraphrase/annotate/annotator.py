@@ -1,5 +1,6 @@
-"""Load a pipeline once and turn validated rows (``record_format.pair_row``) into
-annotate records: the piece both engines (local and Ray) run per batch."""
+"""Load a pipeline once and turn valid turn pairs (``record_format.invalid_reason``
+is None) into annotate records: the piece both engines (local and Ray) run
+per batch."""
 import contextlib
 import gc
 import re
@@ -9,10 +10,12 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional
 from spacy.language import Language
 from spacy.tokens import Doc
 
+from ..dialogs.turns import TurnPair
 from ..loading import load_pipeline
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
 from .heap import bound_native_memory, trim_heap
+from .paths import check_settings
 from .record_format import make_record, turn_speakers
 
 
@@ -64,8 +67,7 @@ class PairAnnotator:
 
     def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1,
                  reload_pairs: int = RELOAD_PAIRS):
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        check_settings(batch_size=batch_size)
         self.model = model
         self.batch_size = batch_size
         self.with_probs = with_probs
@@ -73,10 +75,7 @@ class PairAnnotator:
         self.reload_pairs = reload_pairs
         bound_native_memory()  # before the first forward pass (heap.py)
         self._load()
-        readout = find_readout(self.nlp)
-        self.spans_key = readout.spans_key
-        self.cats_key = readout.cats_key
-        self.threshold = float(readout.threshold)
+        self.readout = find_readout(self.nlp)
 
     def _load(self) -> None:
         self.nlp = None  # the old pipeline goes before the new one comes
@@ -135,50 +134,35 @@ class PairAnnotator:
                 yield
         trim_heap()
 
-    def make_doc(self, row: Mapping[str, Any]) -> Doc:
-        """The pair Doc of a validated row (``record_format.invalid_reason`` is None)."""
+    def make_doc(self, pair: TurnPair) -> Doc:
+        """The pair Doc of a valid pair."""
         self.pairs_since_load += 1
-        return make_pair_doc(
-            self.nlp,
-            row["first"]["text"],
-            row["second"]["text"],
-            speakers=turn_speakers(row),
-            pair_id=str(row["pair_id"]),
-        )
+        return make_pair_doc(self.nlp, pair.first.text, pair.second.text, speakers=turn_speakers(pair),
+                             pair_id=pair.pair_id)
 
-    def make_record(self, doc: Doc, row: Mapping[str, Any]) -> Dict[str, Any]:
+    def make_record(self, doc: Doc, pair: TurnPair) -> Dict[str, Any]:
         """The record of a processed Doc under this run's settings;
         ``PairFailed`` when the component could not score it (never a record
         that reads as "not a paraphrase")."""
-        error = pair_error(doc, self.spans_key)
+        error = pair_error(doc, self.readout.spans_key)
         if error is not None:
-            raise PairFailed.of(row["pair_id"], error)
-        return make_record(
-            doc,
-            row,
-            with_probs=self.with_probs,
-            spans_key=self.spans_key,
-            cats_key=self.cats_key,
-            threshold=self.threshold,
-        )
+            raise PairFailed.of(pair.pair_id, error)
+        return make_record(doc, pair, self.readout, with_probs=self.with_probs)
 
-    def annotate(self, rows: List[Mapping[str, Any]]) -> List[Dict[str, Any]]:
-        """Records for validated rows, in the rows' order (the pipeline sees
+    def annotate(self, pairs: List[TurnPair]) -> List[Dict[str, Any]]:
+        """Records for valid pairs, in the pairs' order (the pipeline sees
         them sorted by length, so batches hold pairs of similar length), each
         call in its own ``memory_zone``."""
-        rows = list(rows)
-        order = sorted(range(len(rows)), key=lambda i: row_length(rows[i]))
-        records: List[Dict[str, Any]] = [{} for _ in rows]
-        with self.memory_zone():
-            self._fill(rows, order, records)  # no Doc outlives the zone
+        pairs = list(pairs)
+        order = sorted(range(len(pairs)), key=lambda i: pair_length(pairs[i]))
+        records: List[Dict[str, Any]] = [{} for _ in pairs]
+        with self.memory_zone():  # no Doc outlives the zone
+            docs = (self.make_doc(pairs[i]) for i in order)
+            for i, doc in zip(order, self.nlp.pipe(docs, batch_size=self.batch_size)):
+                records[i] = self.make_record(doc, pairs[i])
         return records
 
-    def _fill(self, rows: List[Mapping[str, Any]], order: List[int], records: List[Dict[str, Any]]) -> None:
-        docs = (self.make_doc(rows[i]) for i in order)
-        for i, doc in zip(order, self.nlp.pipe(docs, batch_size=self.batch_size)):
-            records[i] = self.make_record(doc, rows[i])
 
-
-def row_length(row: Mapping[str, Any]) -> int:
+def pair_length(pair: TurnPair) -> int:
     """The sort key for batching: characters of both turns."""
-    return len(row["first"]["text"]) + len(row["second"]["text"])
+    return len(pair.first.text) + len(pair.second.text)

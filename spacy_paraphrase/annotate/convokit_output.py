@@ -18,24 +18,21 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from ..dialogs.fields import json_type
+from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import convokit_errors, convokit_records, read_lines
+from .record_format import RECORD_FIELDS, convokit_errors, convokit_records, read_lines
 from .resume import checkpoint_path
-from .input_pairs import SourceOptions
 
 DEFAULT_PREFIX = "sp_"
 RESERVED_PREFIXES = ("paraphrase_",)  # ConvoKit's MediaSum corpus: ContextDeP's gold
 MERGED_FILES = ("utterances.jsonl", "conversations.json", "index.json")
+# The record's keys copied into the meta of the second turn's utterances (``RECORD_FIELDS``).
+RECORD_KEYS = tuple(f.key for f in RECORD_FIELDS if f.convokit)
 UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes it
-    "pair_id": "<class 'str'>",
-    "score": "<class 'float'>",
-    "is_paraphrase": "<class 'bool'>",
-    "vote_share": "<class 'float'>",
-    "agreement": "<class 'float'>",
-    "margin": "<class 'float'>",
-    "paraphrase_spans": "<class 'list'>",
-    "source_spans": "<class 'list'>",
+    **{f.key: str(f.type) for f in RECORD_FIELDS if f.convokit},
+    "paraphrase_spans": str(list),
+    "source_spans": str(list),
 }
 PROB_KEYS = {"paraphrase_probs": "<class 'list'>", "source_probs": "<class 'dict'>"}
 CONVERSATION_KEYS = {"pairs": "<class 'int'>", "paraphrases": "<class 'int'>", "skipped": "<class 'int'>"}
@@ -212,7 +209,7 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
         pair_id = record["pair_id"]
         for utt_id in record["second"]["utterance_ids"]:
             meta = current.setdefault(utt_id, {})
-            meta.update({prefix + key: record[key] for key in ("pair_id", "score", "is_paraphrase", "vote_share", "agreement", "margin")})
+            meta.update({prefix + key: record[key] for key in RECORD_KEYS})
             meta.setdefault(prefix + "paraphrase_spans", [])
             if with_probs:
                 meta[prefix + "paraphrase_probs"] = []

@@ -18,19 +18,12 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 from tqdm import tqdm
 
-from .annotator import PairAnnotator, row_length
-from .paths import check_model, check_targets, own_files
+from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.turns import TurnPair
+from .annotator import PairAnnotator, pair_length
+from .paths import open_job, own_files
+from .record_format import MAX_TURN_CHARS, problem_entry, skip_entry
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
-from .input_pairs import (
-    MAX_TURN_CHARS,
-    SourceOptions,
-    checked_source,
-    count_pairs,
-    input_signature,
-    problem_entry,
-    read_pairs,
-    rows_and_skips,
-)
 
 BUFFER_BATCHES = 16
 # Buffers per memory zone (and per nlp.pipe call): the vocab's new strings and
@@ -86,7 +79,7 @@ class Summary:
 @dataclass
 class _Buffer:
     index: int
-    rows: List[Dict[str, Any]]
+    pairs: List[TurnPair]
     valid: List[int]
     entries: List[Dict[str, Any]]  # malformed records and skips, in reading order
     consumed: int  # pairs consumed once this buffer is written
@@ -99,13 +92,18 @@ class _Buffer:
         return len(self.records) == len(self.valid)
 
 
-def fingerprint(model: str, input_path, source: SourceOptions, *, with_probs: bool,
-                limit: Optional[int], errors, output_format: str = "jsonl") -> Dict[str, Any]:
-    """Everything that changes the records of a run (see ``resume``)."""
+def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
+                output_format: str = "jsonl") -> Dict[str, Any]:
+    """Everything that changes the records of a run (see ``resume``): the
+    input (size and modification time of each file it reads,
+    ``Corpus.files``: a changed input does not resume an old run), the model
+    and the options."""
+    files = corpus.files()
     return {
-        "input": input_signature(input_path),
+        "input": {"path": str(corpus.path.resolve()),
+                  "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]},
         "model": model_signature(model),
-        "source": source.as_dict(),
+        "source": corpus.options.as_dict(),
         "with_probs": with_probs,
         "limit": limit,
         "errors": str(Path(errors).resolve()),
@@ -114,19 +112,19 @@ def fingerprint(model: str, input_path, source: SourceOptions, *, with_probs: bo
 
 
 class _Reader:
-    """Buffers of rows and errors-file entries from the pair stream, starting
+    """Buffers of pairs and errors-file entries from the corpus, starting
     after ``progress.consumed`` pairs and ignoring the malformed records that
     the earlier runs already reported (the readers report them in a fixed
     order)."""
 
-    def __init__(self, input_path, source: SourceOptions, progress: Progress, limit: Optional[int], size: int,
+    def __init__(self, corpus: Corpus, progress: Progress, limit: Optional[int], size: int,
                  max_length: int = MAX_TURN_CHARS):
         self.problems = 0
         self.dropped = 0  # counted from the start of the input, also over the pairs a resumed run skips
         self.skip_problems = progress.problems_seen
         self.entries: List[Dict[str, Any]] = []
-        pairs = read_pairs(input_path, source, self._on_problem, self._on_drop)
-        self.rows = islice(rows_and_skips(pairs, max_length), progress.consumed, limit)
+        self.pairs = islice(corpus.pairs(self._on_problem, self._on_drop), progress.consumed, limit)
+        self.max_length = max_length
         self.consumed = progress.consumed
         self.size = size
 
@@ -141,20 +139,20 @@ class _Reader:
     def __iter__(self) -> Iterator[_Buffer]:
         index = 0
         while True:
-            chunk = list(islice(self.rows, self.size))
-            rows, valid, entries = [], [], self.entries
+            pairs = list(islice(self.pairs, self.size))
+            valid, entries = [], self.entries
             self.entries = []
-            for row, skip in chunk:
+            for i, pair in enumerate(pairs):
+                skip = skip_entry(pair, self.max_length)
                 if skip is None:
-                    valid.append(len(rows))
+                    valid.append(i)
                 else:
                     entries.append(skip)
-                rows.append(row)
-            self.consumed += len(chunk)
-            if chunk or entries:
-                yield _Buffer(index, rows, valid, entries, self.consumed, self.problems, self.dropped)
+            self.consumed += len(pairs)
+            if pairs or entries:
+                yield _Buffer(index, pairs, valid, entries, self.consumed, self.problems, self.dropped)
                 index += 1
-            if len(chunk) < self.size:
+            if len(pairs) < self.size:
                 return
 
 
@@ -179,48 +177,27 @@ def run_local(
     """Annotate every turn pair of ``input_path`` into ``output`` (JSON
     Lines); resumes an interrupted run with the same arguments."""
     errors = Path(errors) if errors is not None else default_errors_path(output)
-    check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
-    if not Path(input_path).exists():
-        raise FileNotFoundError(f"Input not found: {input_path}")
-    source = checked_source(input_path, source or SourceOptions())
-    check_model(model)
     checkpoint = checkpoint_path(output)
-    check_targets(input_path, model, [("OUTPUT", Path(output)), ("The errors file", errors),
-                                      ("The checkpoint", checkpoint)],
-                  own=own_files(checkpoint, Path(output), errors))
-    files = JobFiles(
-        output,
-        errors,
-        fingerprint(model, input_path, source, with_probs=with_probs, limit=limit, errors=errors,
-                    output_format=output_format),
-        overwrite=overwrite,
-    )
+    corpus = open_job(model, input_path, source,
+                      [("OUTPUT", Path(output)), ("The errors file", errors), ("The checkpoint", checkpoint)],
+                      batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit,
+                      own=own_files(checkpoint, Path(output), errors))
+    files = JobFiles(output, errors, fingerprint(model, corpus, with_probs=with_probs, limit=limit, errors=errors,
+                                                 output_format=output_format), overwrite=overwrite)
     progress = files.open()
     if progress.done:
         return Summary.of(progress, output, errors, already_done=True)
     resumed_at = progress.consumed
     try:
         annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id)
-        total = count_pairs(input_path, source, limit) if count else limit
+        total = corpus.count(limit) if count else limit
         with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
                   dynamic_ncols=True, smoothing=0.1) as bar:
-            _annotate(annotator, files, progress, _Reader(input_path, source, progress, limit,
-                      buffer_batches * batch_size, annotator.nlp.max_length), n_process, bar)
+            _annotate(annotator, files, progress, _Reader(corpus, progress, limit, buffer_batches * batch_size,
+                                                          annotator.nlp.max_length), n_process, bar)
     finally:
         files.close()
     return Summary.of(progress, output, errors, resumed_at=resumed_at)
-
-
-def check_settings(*, batch_size: int, n_process: int, gpu_id: int, limit: Optional[int]) -> None:
-    """ValueError for settings no run can use."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    if n_process < 1:
-        raise ValueError(f"n_process must be at least 1, got {n_process}")
-    if n_process > 1 and gpu_id >= 0:
-        raise ValueError("n_process > 1 runs on CPU only; use one process with --gpu-id.")
-    if limit is not None and limit < 0:
-        raise ValueError(f"limit must be >= 0, got {limit}")
 
 
 def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,
@@ -240,7 +217,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         progress.malformed += sum(1 for e in buffer.entries if e["kind"] == "malformed")
         progress.seconds = seconds_before + time.perf_counter() - started
         files.commit(progress)
-        bar.update(len(buffer.rows))
+        bar.update(len(buffer.pairs))
 
     buffers = iter(reader)
     zone_buffers = zone_buffers or (ZONE_BUFFERS if n_process == 1 else ZONE_BUFFERS_MULTIPROCESS)
@@ -263,15 +240,15 @@ def _annotate_zone(annotator: PairAnnotator, buffers: Iterator[_Buffer], n_proce
     def docs() -> Iterator[Tuple[Any, Tuple[int, int]]]:
         for buffer in buffers:
             pending.append(buffer)
-            for i in sorted(buffer.valid, key=lambda i: row_length(buffer.rows[i])):
-                yield annotator.make_doc(buffer.rows[i]), (buffer.index, i)
+            for i in sorted(buffer.valid, key=lambda i: pair_length(buffer.pairs[i])):
+                yield annotator.make_doc(buffer.pairs[i]), (buffer.index, i)
 
     stream = annotator.nlp.pipe(docs(), as_tuples=True, batch_size=annotator.batch_size, n_process=n_process)
     for doc, (index, i) in stream:
         while pending[0].index < index:
             flush(pending.popleft())
         buffer = pending[0]
-        buffer.records[i] = annotator.make_record(doc, buffer.rows[i])
+        buffer.records[i] = annotator.make_record(doc, buffer.pairs[i])
         if buffer.complete:
             flush(pending.popleft())
     while pending:

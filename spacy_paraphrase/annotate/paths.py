@@ -1,8 +1,11 @@
-"""The paths of an annotate run, checked before anything is written
-(docs/annotate.md, "Paths"): the model is a pipeline, each file the run
-writes is a regular file (or new) in a folder that can exist, and none of
-them is one of the run's inputs (compared on resolved paths and on the file
-itself, so links, ``..`` and a second name of the same file are caught)."""
+"""The start of an annotate job, one home for both engines: every check
+made before anything is written (docs/annotate.md, "Paths"), in this order:
+the settings, the input (opened once, as a ``dialogs.Corpus``: its format
+guessed and its options checked), the model, and the files the run writes.
+The model must be a pipeline; each file the run writes is a regular file (or
+new) in a folder that can exist, and none of them is one of the run's inputs
+(compared on resolved paths and on the file itself, so links, ``..`` and a
+second name of the same file are caught)."""
 import json
 import os
 from pathlib import Path
@@ -10,13 +13,39 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from spacy.util import is_package
 
-# The files of a ConvoKit directory that a run reads (the utterances, the
-# speakers for speaker-meta roles, and what --output-format convokit merges).
-CONVOKIT_READ = ("utterances.jsonl", "speakers.json", "users.json", "conversations.json", "index.json")
+from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.readers import convokit_folder
 
 
 class PathError(ValueError):
     """A path of the run is of the wrong kind or would overwrite an input."""
+
+
+def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None) -> None:
+    """ValueError for settings no run can use."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if n_process < 1:
+        raise ValueError(f"n_process must be at least 1, got {n_process}")
+    if n_process > 1 and gpu_id >= 0:
+        raise ValueError("n_process > 1 runs on CPU only; use one process with --gpu-id.")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+
+
+def open_job(model: str, input_path, source: Optional[SourceOptions], targets: Sequence[Tuple[str, Path]], *,
+             batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
+             own: Iterable[Path] = ()) -> Corpus:
+    """Every check of a run's start (module doc), before anything is
+    written; returns the input opened. ``targets``: (what, path) of each file
+    the run writes (``check_targets``)."""
+    check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
+    if not Path(input_path).exists():
+        raise FileNotFoundError(f"Input not found: {input_path}")
+    corpus = Corpus(input_path, source)
+    check_model(model)
+    check_targets(corpus, model, targets, own=own)
+    return corpus
 
 
 def check_model(model: str) -> None:
@@ -37,25 +66,6 @@ def check_model(model: str) -> None:
             f"The model {model} is neither a directory nor an installed pipeline package; pass a "
             "trained pipeline's directory (e.g. training/contextdep_minilm_cpu/model-tuned) or a package name."
         )
-
-
-def convokit_folder(input_path) -> Optional[Path]:
-    """The ConvoKit directory of an input (the directory itself, or the one
-    holding the given ``utterances.jsonl``); None for other inputs."""
-    path = Path(input_path)
-    if path.is_dir():
-        return path
-    if path.name == CONVOKIT_READ[0]:
-        return path.parent
-    return None
-
-
-def read_files(input_path) -> List[Path]:
-    """The input files a run reads."""
-    folder = convokit_folder(input_path)
-    if folder is None:
-        return [Path(input_path)]
-    return [folder / name for name in CONVOKIT_READ if (folder / name).is_file()]
 
 
 def _tree(path: Path) -> Iterator[Path]:
@@ -93,12 +103,13 @@ def check_writable_path(path: Path, what: str) -> None:
             break
 
 
-def check_targets(input_path, model: str, targets: Sequence[Tuple[str, Path]],
+def check_targets(corpus: Corpus, model: str, targets: Sequence[Tuple[str, Path]],
                   own: Iterable[Path] = ()) -> None:
     """PathError when a file the run writes (``targets``: (what, path)) is of
     the wrong kind, is another target, or is one of the run's inputs: the
-    files it reads, any file of a ConvoKit input directory (but for the
-    ``own`` files an earlier run of this output wrote there) or of the model."""
+    files it reads (``Corpus.files``), any file of a ConvoKit input directory
+    (but for the ``own`` files an earlier run of this output wrote there) or
+    of the model."""
     targets = [(what, Path(path)) for what, path in targets]
     for i, (what, path) in enumerate(targets):
         check_writable_path(path, what)
@@ -106,8 +117,8 @@ def check_targets(input_path, model: str, targets: Sequence[Tuple[str, Path]],
             if same_file(path, other):
                 raise PathError(f"{what} {path} is the same file as {other_what.lower()} {other}; give another path.")
     own = [Path(p) for p in own]
-    inputs = [(p, True) for p in read_files(input_path)]
-    folder = convokit_folder(input_path)
+    inputs = [(p, True) for p in corpus.files()]
+    folder = convokit_folder(corpus.path)
     if folder is not None:
         inputs += [(p, False) for p in _tree(folder)]
     inputs += [(p, True) for p in _tree(Path(model))]

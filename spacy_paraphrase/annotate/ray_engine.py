@@ -1,8 +1,8 @@
 """The annotate job on a Ray cluster (``--engine ray``; docs/ray.md).
 
-The driver streams the corpus's pairs (``input_pairs``), writes skips and
+The driver streams the corpus's pairs (``dialogs.Corpus``), writes skips and
 malformed records to the errors file as the local engine does, and stages the
-valid rows as JSON Lines shards cut at conversation boundaries (``staging``).
+valid pairs as JSON Lines shards cut at conversation boundaries (``staging``).
 Ray Data then reads the shards, runs ``PairAnnotatorActor`` on a fixed pool
 of actors (each loads the pipeline once from the model path; no ``nlp``
 object is pickled) and writes each record exactly as the local engine
@@ -10,7 +10,6 @@ serializes it. OUTPUT is a directory of JSON Lines files, in no particular
 order; the records are those of the local engine (README, "What the
 component writes").
 """
-import json
 import math
 import time
 from itertools import islice
@@ -30,13 +29,13 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from tqdm import tqdm
 
+from ..dialogs.pairing import Corpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
-from .local import Summary, check_settings
-from .record_format import dumps, part_files
+from .local import Summary
+from .record_format import dumps, part_files, problem_entry, skip_entry
 from .resume import default_errors_path
-from .paths import PathError, check_model, check_targets, read_files
-from .input_pairs import SourceOptions, checked_source, count_pairs, problem_entry, read_pairs, rows_and_skips
-from .staging import LINE_COLUMN, ShardWriter, remove_staging, shard_dir
+from .paths import PathError, open_job
+from .staging import LINE_COLUMN, ShardWriter, line_pair, remove_staging, shard_dir
 
 RECORD_COLUMN = "record"
 PARAPHRASE_COLUMN = "is_paraphrase"
@@ -47,7 +46,7 @@ DEFAULT_SHARD_ROWS = 1024
 class PairAnnotatorActor:
     """Ray Data callable class: loads the pipeline once per actor (from
     ``model``, a path every node sees or an installed package) and turns a
-    batch of staged rows into serialized records."""
+    batch of staged pairs into serialized records."""
 
     def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False,
                  use_gpu: bool = False, threads: Optional[int] = None):
@@ -60,8 +59,7 @@ class PairAnnotatorActor:
                                        gpu_id=0 if use_gpu else -1)
 
     def __call__(self, batch: Mapping[str, Any]) -> Dict[str, numpy.ndarray]:
-        rows = [json.loads(line) for line in batch[LINE_COLUMN]]
-        records = self.annotator.annotate(rows)
+        records = self.annotator.annotate([line_pair(line) for line in batch[LINE_COLUMN]])
         return {
             RECORD_COLUMN: numpy.array([dumps(record) for record in records], dtype=object),
             PARAPHRASE_COLUMN: numpy.array([bool(r["is_paraphrase"]) for r in records], dtype=bool),
@@ -70,7 +68,7 @@ class PairAnnotatorActor:
 
 class RecordLinesDatasink(BlockBasedFileDatasink):
     """Writes the ``record`` column's bytes as they are (one JSON line each)
-    into ``*.jsonl`` files under a directory; counts rows and paraphrases."""
+    into ``*.jsonl`` files under a directory; counts records and paraphrases."""
 
     def __init__(self, path: str):
         super().__init__(path, file_format=OUTPUT_SUFFIX)
@@ -97,11 +95,14 @@ class RecordLinesDatasink(BlockBasedFileDatasink):
         self.paraphrases = int(sum(n for n in write_result.write_returns if n))
 
 
-def prepare_output(output: Path, errors: Path, *, overwrite: bool) -> None:
+def prepare_output(output: Path, errors: Path, *, overwrite: bool, inputs: Iterable[Path] = ()) -> None:
     """Check (and with ``overwrite`` clear) OUTPUT, a directory of record
-    files, and the errors file."""
+    files outside the run's ``inputs``, and the errors file."""
     if output.exists() and not output.is_dir():
         raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
+    inside = [p for p in inputs if output.resolve() in (p.resolve(), *p.resolve().parents)]
+    if inside:
+        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
     if errors.resolve() == output.resolve() or errors.resolve().parent == output.resolve():
         raise ValueError(f"The errors file {errors} must lie outside OUTPUT ({output}).")
     others = [p for p in output.iterdir() if p not in part_files(output)] if output.is_dir() else []
@@ -117,9 +118,9 @@ def prepare_output(output: Path, errors: Path, *, overwrite: bool) -> None:
     errors.parent.mkdir(parents=True, exist_ok=True)
 
 
-def stage(input_path, source: SourceOptions, directory: Path, errors: Path, *, shard_rows: int,
-          limit: Optional[int], total: Optional[int], progress_bar: bool) -> Summary:
-    """Stream the pairs: valid rows into shards under ``directory``, skips and
+def stage(corpus: Corpus, directory: Path, errors: Path, *, shard_rows: int, limit: Optional[int],
+          total: Optional[int], progress_bar: bool) -> Summary:
+    """Stream the pairs: valid ones into shards under ``directory``, skips and
     malformed records into ``errors`` (in reading order)."""
     summary = Summary(str(directory), str(errors))
     with open(errors, "wb") as err_file, ShardWriter(directory, shard_rows) as shards, tqdm(
@@ -133,9 +134,10 @@ def stage(input_path, source: SourceOptions, directory: Path, errors: Path, *, s
         def on_drop(pair) -> None:
             summary.role_dropped += 1
 
-        for row, skip in islice(rows_and_skips(read_pairs(input_path, source, on_problem, on_drop)), limit):
+        for pair in islice(corpus.pairs(on_problem, on_drop), limit):
+            skip = skip_entry(pair)
             if skip is None:
-                shards.write(row)
+                shards.write(pair)
             else:
                 summary.skipped += 1
                 err_file.write(dumps(skip))
@@ -172,38 +174,27 @@ def run_ray(
     ``address`` (None: Ray's default, i.e. ``RAY_ADDRESS``, else a cluster
     started on this machine, else a new local one) unless Ray is initialized already;
     ``gpu_id >= 0`` means one GPU per actor when ``num_gpus`` is 0."""
-    source = source or SourceOptions()
     output = Path(output)
     errors = Path(errors) if errors is not None else default_errors_path(output)
-    check_settings(batch_size=batch_size, n_process=1, gpu_id=-1, limit=limit)
     if concurrency < 1:
         raise ValueError(f"concurrency (the number of actors) must be at least 1, got {concurrency}")
     if num_cpus < 0 or num_gpus < 0:
         raise ValueError("num_cpus and num_gpus per actor must be >= 0")
     if gpu_id >= 0 and num_gpus == 0:
         num_gpus = 1.0
-    if not Path(input_path).exists():
-        raise FileNotFoundError(f"Input not found: {input_path}")
-    source = checked_source(input_path, source)
-    check_model(model)
-    check_targets(input_path, model, [("The errors file", errors)])
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
-    inside = [p for p in read_files(input_path) + [Path(model)] if output.resolve() in (p.resolve(), *p.resolve().parents)]
-    if inside:
-        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
-    prepare_output(output, errors, overwrite=overwrite)
+    corpus = open_job(model, input_path, source, [("The errors file", errors)], batch_size=batch_size, limit=limit)
+    prepare_output(output, errors, overwrite=overwrite, inputs=corpus.files() + [Path(model)])
     started = time.perf_counter()
     staging = shard_dir(output)
     try:
-        total = count_pairs(input_path, source, limit) if count else limit
-        summary = stage(input_path, source, staging, errors, shard_rows=shard_rows, limit=limit,
-                        total=total, progress_bar=progress_bar)
+        total = corpus.count(limit) if count else limit
+        summary = stage(corpus, staging, errors, shard_rows=shard_rows, limit=limit, total=total,
+                        progress_bar=progress_bar)
         staged = summary.consumed - summary.skipped
         if staged:
             sink = annotate_staged(
                 model, staging, output, address=address, runtime_env=runtime_env, batch_size=batch_size,
-                rows_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
+                pairs_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
                 memory=memory, with_probs=with_probs, progress_bar=progress_bar,
             )
             if sink.written != staged:
@@ -218,7 +209,7 @@ def run_ray(
 
 
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],
-                    runtime_env: Optional[Dict[str, Any]], batch_size: int, rows_per_call: int,
+                    runtime_env: Optional[Dict[str, Any]], batch_size: int, pairs_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
                     with_probs: bool, progress_bar: bool) -> RecordLinesDatasink:
     """read_text(staging) -> map_batches(PairAnnotatorActor) -> OUTPUT, on the
@@ -241,7 +232,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
                 "use_gpu": num_gpus > 0,
                 "threads": max(1, math.floor(num_cpus)) if num_cpus else None,
             },
-            batch_size=rows_per_call,
+            batch_size=pairs_per_call,
             batch_format="numpy",
             compute=ray.data.ActorPoolStrategy(size=concurrency),
             num_cpus=num_cpus,

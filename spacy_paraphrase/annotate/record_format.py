@@ -1,40 +1,43 @@
-"""The record codec: a ``TurnPair`` as plain JSON on its way from a dialog
-reader to the model (a *row*), the annotate record a processed pair Doc
-becomes (docs/annotate.md, "The record"), the record files annotate writes,
-and the way back from a row or a record to a ``TurnPair``. The one file that
-knows the shape of both; the local engine, the Ray engine, ConvoKit output,
-``visualize`` and ``report`` all go through it.
+"""The record codec: the annotate record a processed pair Doc becomes
+(docs/annotate.md, "The record"), the errors-file entries, and the record
+files annotate writes and reads. The one file that knows the record's shape;
+the local engine, the Ray engine, ConvoKit output, ``visualize`` and
+``report`` all go through it. A pair travels from a dialog reader to here as
+a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
 
-- ``pair_row(pair)``: a row = ``pair_id``, ``conversation_id``, ``first`` /
-  ``second`` = ``{"speaker", "utterance_ids", "text", "offsets"}``
-  (``offsets[i]`` = ``[start, end]`` of utterance ``i`` inside the turn text)
-  and ``meta`` when the pair has any.
-- ``make_record(doc, row)``: the row's ids, turns (offsets kept) and meta,
-  plus the pair score, decision, spans (character offsets into each
-  utterance's own text; a span crossing an utterance boundary becomes one
-  span per utterance, each trimmed of whitespace at its edges) and, with
-  ``with_probs``, one probability per whitespace word of each turn.
-- ``row_pair(row_or_record)``: the ``TurnPair`` back, utterance texts cut
-  from the turn texts at the kept offsets (a one-utterance turn may omit
-  them: the whole text).
+- ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
+  where its value comes from; ``make_record`` and the ConvoKit output's keys
+  are read from it.
+- ``make_record(doc, pair, readout)``: the pair's ids, turns
+  (``Turn.to_json``: offsets kept) and meta, plus the pair score, decision,
+  spans (character offsets into each utterance's own text; a span crossing an
+  utterance boundary becomes one span per utterance, each trimmed of
+  whitespace at its edges) and, with ``with_probs``, one probability per
+  whitespace word of each turn.
+- ``skip_entry(pair)`` / ``problem_entry(problem)``: the errors-file entries
+  of a pair that cannot be annotated and of a malformed input record.
 - ``dumps`` writes a record (or an errors-file entry) as one JSON line;
   ``output_files`` / ``read_records`` read every kind of annotate output.
-  On the Ray engine a row travels as its JSON text (``staging.py``).
 """
 import json
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import numpy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, SpanGroup
 
-from ..dialogs.turns import Turn, TurnPair, Utterance
+from ..dialogs.turns import Problem, Turn, TurnPair
 from ..pair_doc import get_turns, turn_text_problem
+from ..paraphrase_spans.readout import Readout
 from ..words import word_bounds, word_values
 
 SIDES = ("first", "second")
+# spaCy's default nlp.max_length: the longest turn (in characters) a run
+# takes when it has no pipeline at hand to ask (the Ray engine's staging).
+MAX_TURN_CHARS = 10 ** 6
 # The records and errors files of a ConvoKit output (``--output-format convokit``),
 # each name after the run's meta prefix (``sp_`` by default).
 CONVOKIT_RECORDS = "annotate.records.jsonl"
@@ -47,50 +50,47 @@ class RecordsError(ValueError):
 _WORD = re.compile(r"\S+")
 
 
-def _turn_row(turn: Turn) -> Dict[str, Any]:
-    row = turn.as_dict()
-    row["offsets"] = [[start, end] for start, end in turn.offsets]
-    return row
-
-
-def pair_row(pair: TurnPair) -> Dict[str, Any]:
-    """The JSON-able row of a turn pair (module doc)."""
-    row: Dict[str, Any] = {
-        "pair_id": pair.pair_id,
-        "conversation_id": pair.conversation_id,
-        "first": _turn_row(pair.first),
-        "second": _turn_row(pair.second),
-    }
-    if pair.meta:
-        row["meta"] = dict(pair.meta)
-    return row
-
-
-def invalid_side(row: Mapping[str, Any], max_length: Optional[int] = None) -> Optional[Tuple[str, str]]:
-    """``(side, reason)`` for the first turn of the row that cannot be
+def invalid_side(pair: TurnPair, max_length: Optional[int] = None) -> Optional[Tuple[str, str]]:
+    """``(side, reason)`` for the first turn of the pair that cannot be
     annotated (``pair_doc.turn_text_problem``; ``max_length``: the pipeline's
     ``nlp.max_length``), or None."""
     for side in SIDES:
-        turn = row.get(side)
-        if not isinstance(turn, Mapping):
-            return side, f"the {side} turn is missing"
-        problem = turn_text_problem(turn.get("text"), side, max_length)
+        problem = turn_text_problem(getattr(pair, side).text, side, max_length)
         if problem is not None:
             return side, problem
     return None
 
 
-def invalid_reason(row: Mapping[str, Any], max_length: Optional[int] = None) -> Optional[str]:
-    """Why this row's pair cannot be annotated (``invalid_side``), or None."""
-    found = invalid_side(row, max_length)
+def invalid_reason(pair: TurnPair, max_length: Optional[int] = None) -> Optional[str]:
+    """Why this pair cannot be annotated (``invalid_side``), or None."""
+    found = invalid_side(pair, max_length)
     return None if found is None else found[1]
 
 
-def turn_speakers(row: Mapping[str, Any]) -> Optional[Tuple[str, str]]:
+def skip_entry(pair: TurnPair, max_length: int = MAX_TURN_CHARS) -> Optional[Dict[str, Any]]:
+    """The errors-file entry of a pair that cannot be annotated
+    (``invalid_side``), with the file and line of that turn's first
+    utterance; None for a valid pair."""
+    found = invalid_side(pair, max_length)
+    if found is None:
+        return None
+    side, reason = found
+    turn = getattr(pair, side)
+    utterance = turn.utterances[0]
+    return {"kind": "skipped", "pair_id": pair.pair_id, "conversation_id": pair.conversation_id, "side": side,
+            "utterance_ids": turn.utterance_ids, "path": utterance.path, "line": utterance.line, "reason": reason}
+
+
+def problem_entry(problem: Problem) -> Dict[str, Any]:
+    """The errors-file entry of a malformed record."""
+    return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
+
+
+def turn_speakers(pair: TurnPair) -> Optional[Tuple[str, str]]:
     """``speakers=`` for ``make_pair_doc``: both speaker names, or None when
     either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate
     (the turns are then labelled FIRST / SECOND; the record keeps the names)."""
-    names = tuple(row[side].get("speaker") for side in SIDES)
+    names = (pair.first.speaker, pair.second.speaker)
     if all(_encodable(name) for name in names):
         return names  # type: ignore
     return None
@@ -110,57 +110,6 @@ def _number(value: Any) -> Optional[float]:
     return None if math.isnan(value) else value
 
 
-def row_turn(turn: Mapping[str, Any], conversation_id: str = "") -> Turn:
-    """The ``Turn`` of a row's or a record's side: utterance texts cut from
-    the turn text at ``offsets`` (absent for a one-utterance turn: the whole
-    text), so that ``Turn.split_span`` maps spans to utterances. ValueError
-    for offsets that do not fit the text or the utterance ids."""
-    text = turn.get("text")
-    ids = turn.get("utterance_ids")
-    if not isinstance(text, str) or not isinstance(ids, list) or not ids:
-        raise ValueError("a turn needs a 'text' string and a non-empty 'utterance_ids' list")
-    given = turn.get("offsets")
-    if given is None and len(ids) == 1:
-        given = [[0, len(text)]]
-    if not isinstance(given, list) or len(given) != len(ids):
-        n = len(given) if isinstance(given, list) else "no"
-        raise ValueError(f"a turn has {len(ids)} utterance ids but {n} offsets (an annotate record keeps "
-                         "the offsets of a merged turn's utterances)")
-    offsets = []
-    end = 0
-    for pair in given:
-        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
-                or not all(isinstance(x, int) and not isinstance(x, bool) for x in pair)
-                or not end <= pair[0] <= pair[1] <= len(text)):
-            raise ValueError(f"offsets {given!r} are not ordered [start, end] ranges of the turn's "
-                             f"{len(text)} characters")
-        offsets.append((pair[0], pair[1]))
-        end = pair[1]
-    speaker = turn.get("speaker")
-    utterances = tuple(
-        Utterance(str(utt_id), conversation_id, speaker, text[start:end])
-        for utt_id, (start, end) in zip(ids, offsets)
-    )
-    return Turn(speaker, text, utterances, tuple(offsets))
-
-
-def row_pair(row: Mapping[str, Any]) -> TurnPair:
-    """The ``TurnPair`` of a row or a record (``pair_row``'s inverse; a
-    record's results are left out). ValueError for a malformed one."""
-    conversation_id = "" if row.get("conversation_id") is None else str(row["conversation_id"])
-    turns = []
-    for side in SIDES:
-        if not isinstance(row.get(side), Mapping):
-            raise ValueError(f"{side!r} must be an object")
-        try:
-            turns.append(row_turn(row[side], conversation_id))
-        except ValueError as err:
-            raise ValueError(f"the {side} turn: {err}") from None
-    if row.get("pair_id") is None:
-        raise ValueError("'pair_id' is missing")
-    return TurnPair(str(row["pair_id"]), conversation_id, turns[0], turns[1], dict(row.get("meta") or {}))
-
-
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:
     """Where the turn's text starts in the Doc's text, checked at the turn's
     first and last tokens (``doc.text`` itself costs a pass over all tokens)."""
@@ -169,8 +118,8 @@ def _turn_base(doc: Doc, span, text: str, side: str) -> int:
     end = last.idx - base + len(last.text)
     if not text.startswith(first.text) or end > len(text) or text[last.idx - base : end] != last.text:
         raise ValueError(
-            f"The pair Doc's {side} turn does not hold the row's {side} text: the Doc "
-            "was not built from this row by make_pair_doc."
+            f"The pair Doc's {side} turn does not hold the pair's {side} text: the Doc "
+            "was not built from this pair by make_pair_doc."
         )
     return base
 
@@ -240,47 +189,88 @@ def _words(scored: List[Tuple[int, int, float]], turn: Turn, base: int) -> List[
     return out
 
 
-def make_record(
-    doc: Doc,
-    row: Mapping[str, Any],
-    *,
-    with_probs: bool,
-    spans_key: str = "paraphrase",
-    cats_key: str = "PARAPHRASE",
-    threshold: float = 0.5,
-) -> Dict[str, Any]:
-    """The annotate record of a processed pair Doc built from ``row`` (module
-    doc). ``threshold`` is the pipeline's pair threshold (``is_paraphrase`` =
-    score >= threshold; ``PairAnnotator`` passes its component's)."""
-    if spans_key not in doc.spans or "pair_score" not in doc.spans[spans_key].attrs:
+class Scored(NamedTuple):
+    """A processed pair Doc with what its record is read from: the pair it
+    was built from, the pipeline's readout, its span group, where each turn
+    starts in the Doc's text, and whether words are written."""
+
+    doc: Doc
+    pair: TurnPair
+    readout: Readout
+    group: SpanGroup
+    bases: Tuple[int, int]
+    with_probs: bool
+
+    @property
+    def score(self) -> Optional[float]:
+        return _number(self.doc.cats[self.readout.cats_key])
+
+
+@dataclass(frozen=True)
+class RecordField:
+    """One key of the annotate record: its JSON type, where its value comes
+    from (``value(scored)``), whether it is left out when that is None
+    (``optional``), and whether a ConvoKit output copies it into the meta of
+    the second turn's utterances (``convokit``)."""
+
+    key: str
+    type: type
+    value: Callable[[Scored], Any]
+    optional: bool = False
+    convokit: bool = False
+
+
+def _turn_spans(s: Scored) -> List[Dict[str, Any]]:
+    second_start = get_turns(s.doc)[1].start
+    return _spans(s.doc, s.group, (s.pair.first, s.pair.second), s.bases,
+                  lambda i: "first" if i < second_start else "second")
+
+
+def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
+    if not s.with_probs:
+        return None
+    scored = model_words(s.doc, numpy.asarray(s.group.attrs["token_probs"], dtype="float32"))
+    return {side: _words(scored, turn, base)
+            for side, turn, base in zip(SIDES, (s.pair.first, s.pair.second), s.bases)}
+
+
+# The record, key by key in the order written (docs/annotate.md, "The record").
+RECORD_FIELDS = (
+    RecordField("pair_id", str, lambda s: s.pair.pair_id, convokit=True),
+    RecordField("conversation_id", str, lambda s: s.pair.conversation_id),
+    RecordField("first", dict, lambda s: s.pair.first.to_json()),
+    RecordField("second", dict, lambda s: s.pair.second.to_json()),
+    RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True),  # pair files' extra columns
+    RecordField("score", float, lambda s: s.score, convokit=True),  # the readout: doc.cats[cats_key]
+    RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.doc.cats[s.readout.cats_key]),
+                convokit=True),
+    RecordField("vote_share", float, lambda s: _number(s.group.attrs["vote_share"]), convokit=True),
+    RecordField("agreement", float, lambda s: _number(s.group.attrs["agreement"]), convokit=True),
+    RecordField("margin", float, lambda s: _number(s.readout.margin(s.doc.cats[s.readout.cats_key])),
+                convokit=True),
+    RecordField("spans", list, _turn_spans),
+    RecordField("words", dict, _turn_words, optional=True),  # --with-probs only
+)
+
+
+def make_record(doc: Doc, pair: TurnPair, readout: Readout, *, with_probs: bool = False) -> Dict[str, Any]:
+    """The annotate record of a pair Doc built from ``pair`` and processed
+    by the pipeline whose readout is ``readout`` (module doc;
+    ``RECORD_FIELDS``): the decision and the margin are the readout's."""
+    group = doc.spans.get(readout.spans_key) if readout.spans_key in doc.spans else None
+    if group is None or "pair_score" not in group.attrs:
         raise ValueError(
-            f"doc.spans[{spans_key!r}] has no pair score: run a paraphrase_spans component "
+            f"doc.spans[{readout.spans_key!r}] has no pair score: run a paraphrase_spans component "
             "with this spans_key on the Doc first."
         )
-    group = doc.spans[spans_key]
-    pair = row_pair(row)
-    turns = [pair.first, pair.second]
-    doc_turns = get_turns(doc)
-    bases = [_turn_base(doc, span, turn.text, side) for span, turn, side in zip(doc_turns, turns, SIDES)]
-    score = _number(doc.cats.get(cats_key, group.attrs["pair_score"]))
-    record: Dict[str, Any] = {"pair_id": row["pair_id"], "conversation_id": row.get("conversation_id")}
-    for side, turn in zip(SIDES, turns):
-        record[side] = {key: row[side].get(key) for key in ("speaker", "utterance_ids", "text")}
-        record[side]["offsets"] = [list(bounds) for bounds in turn.offsets]
-    if row.get("meta"):
-        record["meta"] = row["meta"]
-    record["score"] = score
-    record["is_paraphrase"] = score is not None and score >= threshold
-    record["vote_share"] = _number(group.attrs.get("vote_share", score))
-    record["agreement"] = _number(group.attrs.get("agreement"))
-    record["margin"] = _number(group.attrs.get("margin", None if score is None else score - threshold))
-    second_start = doc_turns[1].start
-    record["spans"] = _spans(doc, group, turns, bases, lambda i: "first" if i < second_start else "second")
-    if with_probs:
-        scored = model_words(doc, numpy.asarray(group.attrs["token_probs"], dtype="float32"))
-        record["words"] = {
-            side: _words(scored, turn, base) for side, turn, base in zip(SIDES, turns, bases)
-        }
+    bases = tuple(_turn_base(doc, span, turn.text, side)
+                  for span, turn, side in zip(get_turns(doc), (pair.first, pair.second), SIDES))
+    scored = Scored(doc, pair, readout, group, bases, with_probs)  # type: ignore[arg-type]
+    record: Dict[str, Any] = {}
+    for f in RECORD_FIELDS:
+        value = f.value(scored)
+        if value is not None or not f.optional:
+            record[f.key] = value
     return record
 
 

@@ -1,22 +1,24 @@
-"""The Ray engine's staging directory: validated input rows
-(``record_format.pair_row``) written as JSON Lines shards that Ray Data reads
-(docs/ray.md).
+"""The Ray engine's staging directory: the valid turn pairs written as JSON
+Lines shards that Ray Data reads (docs/ray.md).
 
-Each line is one row as JSON, all ASCII (other characters escaped), and Ray
-Data reads the shards as text (``read_text``: one string column, ``text``),
-so Arrow never types the rows' values (a ``speaker`` that is null in one
-shard and a string in the next, ``meta`` with different keys per pair);
-the actor decodes each line. ASCII keeps ``read_text``'s ``str.splitlines``
-from cutting a line at a character such as U+2028 inside a turn. A shard holds whole conversations: it is closed at the first
-conversation boundary after ``shard_rows`` rows, so no conversation (hence no
-pair) is split across two shards; one conversation longer than ``shard_rows``
-makes one longer shard.
+Each line is one pair's JSON form (``TurnPair.to_json``), all ASCII (other
+characters escaped), and Ray Data reads the shards as text (``read_text``:
+one string column, ``text``), so Arrow never types the pairs' values (a
+``speaker`` that is null in one shard and a string in the next, ``meta`` with
+different keys per pair); the actor decodes each line (``line_pair``). ASCII
+keeps ``read_text``'s ``str.splitlines`` from cutting a line at a character
+such as U+2028 inside a turn. A shard holds whole conversations: it is closed
+at the first conversation boundary after ``shard_rows`` lines, so no
+conversation (hence no pair) is split across two shards; one conversation
+longer than ``shard_rows`` makes one longer shard.
 """
 import json
 import shutil
 import uuid
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, List, Mapping, Optional, Union
+from typing import IO, Any, List, Optional, Union
+
+from ..dialogs.turns import TurnPair
 
 # The column of ``ray.data.read_text``: one line of a shard.
 LINE_COLUMN = "text"
@@ -29,20 +31,19 @@ def shard_dir(output: Union[str, Path]) -> Path:
     return output.parent / f".{output.name}.staging-{uuid.uuid4().hex[:8]}"
 
 
-def shard_line(row: Mapping[str, Any]) -> str:
-    """The staging line of one row (module doc)."""
-    return json.dumps(row, ensure_ascii=True) + "\n"
+def shard_line(pair: TurnPair) -> str:
+    """The staging line of one pair (module doc)."""
+    return json.dumps(pair.to_json(), ensure_ascii=True) + "\n"
 
 
-def read_shard_rows(path: Union[str, Path]) -> Iterator[dict]:
-    """The rows of one shard, in order (the inverse of ``shard_line``)."""
-    with open(path, encoding="utf8") as file:
-        for line in file:
-            yield json.loads(line)
+def line_pair(line: str) -> TurnPair:
+    """The pair of a staging line (the inverse of ``shard_line``)."""
+    return TurnPair.from_json(json.loads(line))
 
 
 class ShardWriter:
-    """Writes rows into numbered shards under ``directory`` (module doc)."""
+    """Writes pairs into numbered shards under ``directory`` (module doc);
+    ``lines``: how many it wrote."""
 
     def __init__(self, directory: Union[str, Path], shard_rows: int = 1000):
         if shard_rows < 1:
@@ -50,7 +51,7 @@ class ShardWriter:
         self.directory = Path(directory)
         self.shard_rows = shard_rows
         self.paths: List[Path] = []
-        self.rows = 0
+        self.lines = 0
         self._file: Optional[IO[str]] = None
         self._in_shard = 0
         self._conversation: Any = None
@@ -62,21 +63,16 @@ class ShardWriter:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def write(self, row: Mapping[str, Any]) -> None:
-        conversation = row.get("conversation_id")
+    def write(self, pair: TurnPair) -> None:
+        conversation = pair.conversation_id
         full = self._in_shard >= self.shard_rows and conversation != self._conversation
         if self._file is None or full:
             self._next_shard()
         assert self._file is not None
-        self._file.write(shard_line(row))
+        self._file.write(shard_line(pair))
         self._conversation = conversation
         self._in_shard += 1
-        self.rows += 1
-
-    def write_all(self, rows: Iterable[Mapping[str, Any]]) -> "ShardWriter":
-        for row in rows:
-            self.write(row)
-        return self
+        self.lines += 1
 
     def _next_shard(self) -> None:
         self.close()

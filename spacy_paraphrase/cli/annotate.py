@@ -8,11 +8,10 @@ from typing import Annotated, Any, Dict, List, Optional, Sequence
 import typer
 from wasabi import msg
 
-from ..dialogs import DialogFormatError, FORMATS
+from ..dialogs import DialogFormatError, FORMATS, SourceOptions
 from ..dialogs.pairing import MODES
 from ..annotate.convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
 from ..annotate.resume import ResumeError
-from ..annotate.input_pairs import SourceOptions
 from ..annotate.stdio import is_stdio, standard_streams
 from ._util import CommandError, GpuId, Model, app, run_command
 
@@ -22,8 +21,8 @@ OUTPUT_FORMATS = ("jsonl", "convokit")
 
 def _pairs(values: Sequence[str], what: str) -> Dict[str, str]:
     """``KEY=VALUE`` options as a dict of strings (a reader option's type is
-    checked, and ``true``/``false`` read, against its format:
-    ``annotate.input_pairs.checked_source``)."""
+    checked, and ``true``/``false`` read, against its format when the corpus
+    is opened: ``dialogs.Corpus``)."""
     out: Dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -44,10 +43,9 @@ def source_options(fmt: Optional[str] = None, pairing: str = "consecutive", role
                    unify_names: bool = False, by_timestamp: bool = False) -> SourceOptions:
     """How the corpus is read, from the command line's options (``KEY=VALUE``
     strings for ``role_patterns`` and ``reader_options``); CommandError for
-    an unknown format or pairing and a malformed ``KEY=VALUE``."""
+    an unknown pairing and a malformed ``KEY=VALUE`` (the format and the
+    reader options are checked when the corpus is opened: ``dialogs.Corpus``)."""
     _choice(pairing, MODES, "pairing")
-    if fmt is not None:
-        _choice(fmt, FORMATS, "format")
     readers: Dict[str, Any] = dict(_pairs(reader_options, "--reader-option"))
     if unify_names:
         readers["unify_names"] = True

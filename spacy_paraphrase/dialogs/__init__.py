@@ -3,10 +3,10 @@ chat, turn-table and pair files, turn building and pairing, and a role filter.
 Formats, pairing rules and ``pair_id``: docs/dialog-formats.md.
 
 Exported: what docs/dialog-formats.md shows (``read_turn_pairs`` and what it
-takes and yields, the role filter, the problem reports); the rest is imported
-from its module (readers.py, pairing.py, turns.py, roles.py, tables.py,
-streaming.py, fields.py)."""
-from .pairing import read_turn_pairs
+takes and yields, ``Corpus``, the role filter, the problem reports); the rest
+is imported from its module (readers.py, pairing.py, turns.py, roles.py,
+tables.py, streaming.py, fields.py)."""
+from .pairing import Corpus, SourceOptions, read_turn_pairs
 from .readers import FORMATS, guess_format, read_convokit_speakers, read_dialogs
 from .roles import filter_roles, role_getter
 from .turns import (
@@ -23,10 +23,12 @@ from .turns import (
 __all__ = [
     "FORMATS",
     "Conversation",
+    "Corpus",
     "DialogFormatError",
     "MalformedRecordError",
     "Problem",
     "ProblemCollector",
+    "SourceOptions",
     "Turn",
     "TurnPair",
     "Utterance",

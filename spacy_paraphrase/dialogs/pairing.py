@@ -1,4 +1,5 @@
-"""Turns and turn pairs from conversations (docs/dialog-formats.md).
+"""Turn pairs of a dialog corpus (docs/dialog-formats.md): the pairing rules,
+and ``Corpus``, a corpus opened once for its pairs.
 
 ``consecutive`` (the way ContextDeP was built): a run of consecutive
 utterances of one speaker is one turn, and each turn is paired with the next
@@ -7,15 +8,24 @@ ids, ContextDeP's QID). ``reply-to`` (threaded data): each utterance is paired
 with the utterance it replies to, without merging; ``pair_id`` is
 ``{parent id}>{reply id}``. Pairs never join two conversations, and both
 turns of a pair always have different speakers.
-"""
-import inspect
-from typing import Any, Dict, Iterable, Iterator, List, Optional
 
-from .readers import guess_format, read_chat, read_convokit, read_dialogs, read_mediasum
-from .turns import Conversation, OnProblem, Turn, TurnPair, Utterance
-from .tables import read_pair_file, read_turn_table
+Opening a ``Corpus`` guesses its format once (``readers.guess_format``),
+checks the options once against that format's entry of ``readers.READERS``
+and starts its reader once, so that what the reader checks when started (a
+table's header and columns) fails before a run writes anything; the corpus
+then offers its pairs, role-filtered, and their count.
+"""
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from .readers import guess_format, read_convokit_speakers, reader_for
+from .roles import RoleOf, filter_roles, role_getter
+from .turns import Conversation, DialogFormatError, OnProblem, Problem, Turn, TurnPair, Utterance, reporter
 
 MODES = ("consecutive", "reply-to")
+# How the reader options of the command line are spelled there.
+OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
 
 
 def build_turns(utterances: Iterable[Utterance]) -> List[Turn]:
@@ -62,13 +72,134 @@ def pair_conversation(conversation: Conversation, mode: str = "consecutive") -> 
     raise ValueError(f"Unknown pairing mode {mode!r}; choose one of {', '.join(MODES)}.")
 
 
-def reader_parameters(fmt: str) -> Dict[str, Any]:
-    """The options the reader of format ``fmt`` takes (name -> default),
-    ``on_problem`` aside."""
-    readers = {"convokit": read_convokit, "mediasum": read_mediasum, "chat": read_chat,
-               "turns": read_turn_table, "pairs": read_pair_file}
-    parameters = inspect.signature(readers[fmt]).parameters.values()
-    return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "on_problem"}
+@dataclass
+class SourceOptions:
+    """How pairs are read: format (None = guessed), pairing mode, role
+    filter (``role_source`` as ``dialogs.role_getter``; ``role_patterns`` for
+    source ``pattern``; ``first_roles`` / ``second_roles`` empty = any) and
+    the format reader's own options (e.g. ``unify_names``, ``text1``)."""
+
+    fmt: Optional[str] = None
+    pairing: str = "consecutive"
+    role_source: str = "speaker"
+    role_patterns: Dict[str, str] = field(default_factory=dict)
+    first_roles: List[str] = field(default_factory=list)
+    second_roles: List[str] = field(default_factory=list)
+    reader_options: Dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> Dict[str, Any]:
+        return asdict(self)
+
+
+def _flag(key: str) -> str:
+    return OPTION_FLAGS.get(key, f"--reader-option {key}")
+
+
+def _as_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false", "1", "0", "yes", "no"):
+        return value.lower() in ("true", "1", "yes")
+    raise DialogFormatError(f"{_flag(key)} must be true or false, got {value!r}.")
+
+
+class _Forward:
+    """The ``on_problem`` of a stream started before its consumer is known:
+    each problem goes to ``to`` (None: raise ``MalformedRecordError``)."""
+
+    to: Optional[OnProblem] = None
+
+    def __call__(self, problem: Problem) -> None:
+        reporter(self.to)(problem)
+
+
+class Corpus:
+    """A dialog corpus opened for its turn pairs (module doc). ``options``
+    keep the format as given (None when guessed; ``reader`` is the one read)
+    with boolean reader options given as text (``true``) made booleans.
+    DialogFormatError for an unknown or unclear format, a reader option that
+    format's reader does not take (or of the wrong type) and an input its
+    reader refuses when started; ValueError for a bad pairing or role setting."""
+
+    def __init__(self, path, options: Optional[SourceOptions] = None):
+        options = options or SourceOptions()
+        self.path = Path(path)
+        if options.pairing not in MODES:
+            raise ValueError(f"Unknown pairing mode {options.pairing!r}; choose one of {', '.join(MODES)}.")
+        self.reader = reader_for(options.fmt or guess_format(self.path))
+        self.options = replace(options, reader_options=self._checked_reader_options(options))
+        self.role_of = self._role_of()
+        self._started: Optional[Tuple[_Forward, Iterator[TurnPair]]] = self._open()
+
+    def _checked_reader_options(self, options: SourceOptions) -> Dict[str, Any]:
+        takes = self.reader.options
+        unknown = [key for key in options.reader_options if key not in takes]
+        if unknown:
+            guessed = "" if options.fmt else " (guessed from the input; --format sets it)"
+            accepted = ", ".join(_flag(k) for k in sorted(takes)) or "no reader options"
+            raise DialogFormatError(
+                f"{', '.join(_flag(k) for k in unknown)}: not an option of the {self.reader.name} format{guessed}; "
+                f"it takes {accepted}."
+            )
+        checked = {}
+        for key, value in options.reader_options.items():
+            if isinstance(takes[key], bool):
+                value = _as_bool(key, value)
+            elif value is not None and not isinstance(value, str):
+                raise DialogFormatError(f"{_flag(key)} must be text, got {value!r}.")
+            checked[key] = value
+        return checked
+
+    def _role_of(self) -> Optional[RoleOf]:
+        """The role getter of the role filter; None when it keeps every pair."""
+        options = self.options
+        if options.role_patterns and options.role_source != "pattern":
+            raise ValueError(
+                f"--role-pattern is read with --role-source pattern only (the role source is "
+                f"{options.role_source!r}, so the patterns would be ignored); add --role-source pattern."
+            )
+        if not options.first_roles and not options.second_roles:
+            return None
+        speakers = None
+        if options.role_source.startswith("speaker-meta:"):
+            speakers = read_convokit_speakers(self.path, fields=[options.role_source.partition(":")[2]])
+        return role_getter(options.role_source, patterns=options.role_patterns or None, speakers=speakers)
+
+    def _open(self) -> Tuple[_Forward, Iterator[TurnPair]]:
+        forward = _Forward()
+        read = self.reader.read(self.path, on_problem=forward, **self.options.reader_options)
+        if self.reader.yields_pairs:
+            return forward, read
+        mode = self.options.pairing
+        return forward, (pair for conversation in read for pair in pair_conversation(conversation, mode))
+
+    def files(self) -> List[Path]:
+        """The files of the input that reading it reads (``DialogReader.files``)."""
+        return self.reader.files(self.path)
+
+    def pairs(self, on_problem: Optional[OnProblem] = None,
+              on_drop: Optional[Callable[[TurnPair], None]] = None) -> Iterator[TurnPair]:
+        """The corpus's turn pairs after the role filter (malformed records go
+        to ``on_problem``, None: the first raises; pairs the role filter leaves
+        out to ``on_drop``). The first call reads with the reader started
+        when the corpus was opened, each later one opens the input again."""
+        forward, stream = self._started or self._open()
+        self._started = None
+        forward.to = on_problem
+        if self.role_of is None:
+            return stream
+        options = self.options
+        return filter_roles(stream, self.role_of, first=options.first_roles or None,
+                            second=options.second_roles or None, on_drop=on_drop)
+
+    def count(self, limit: Optional[int] = None) -> int:
+        """How many pairs ``pairs`` yields (malformed records ignored), at most ``limit``."""
+        n = 0
+        for _ in self.pairs(lambda problem: None):
+            n += 1
+            if limit is not None and n >= limit:
+                break
+        return n
 
 
 def read_turn_pairs(
@@ -82,10 +213,4 @@ def read_turn_pairs(
     """The turn pairs of a dialog file of any format (guessed when ``fmt`` is
     None), streamed conversation by conversation; a pair file's rows are its
     pairs (``mode`` does not apply). ``options`` go to the format's reader."""
-    if mode not in MODES:
-        raise ValueError(f"Unknown pairing mode {mode!r}; choose one of {', '.join(MODES)}.")
-    fmt = fmt or guess_format(path)
-    if fmt == "pairs":
-        return read_pair_file(path, on_problem=on_problem, **options)
-    conversations = read_dialogs(path, fmt, on_problem=on_problem, **options)
-    return (pair for conversation in conversations for pair in pair_conversation(conversation, mode))
+    return Corpus(path, SourceOptions(fmt=fmt, pairing=mode, reader_options=options)).pairs(on_problem)

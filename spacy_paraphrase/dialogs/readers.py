@@ -1,27 +1,42 @@
 """Dialog corpus readers: ConvoKit, MediaSum-style and chat JSON Lines (here),
-turn tables and pair files (``tables``), format guessing and dispatch.
+turn tables and pair files (``tables``), and ``READERS``, the one table of
+input formats: each format's reader, how its input is recognised, the options
+its reader takes and the files of an input it reads. Guessing a format, the
+format list and the dispatch all read that table.
 
-Every reader streams: it yields one ``Conversation`` at a time and reports
-each malformed record to ``on_problem`` (a ``Problem``: file, line, reason)
-and goes on; without ``on_problem`` the first one raises
-``MalformedRecordError``. Formats and rules: docs/dialog-formats.md.
+Every reader streams: it yields one ``Conversation`` at a time (a pair file's
+reader: one ``TurnPair``) and reports each malformed record to ``on_problem``
+(a ``Problem``: file, line, reason) and goes on; without ``on_problem`` the
+first one raises ``MalformedRecordError``. Formats and rules:
+docs/dialog-formats.md.
 """
+import inspect
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
 from ..table_reader import RecordError, read_json_at
 from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
-from .streaming import (
-    iter_json_lines,
-    not_a_file,
-    read_grouped,
-)
-from .tables import find_pair_columns, read_first_record, read_turn_table
+from .streaming import iter_csv_records, iter_json_lines, not_a_file, quoting_mode, read_grouped, resolve_delimiter
+from .tables import find_pair_columns, read_pair_file, read_turn_table
 
-FORMATS = ("convokit", "mediasum", "chat", "turns", "pairs")
 CONVOKIT_UTTERANCES = "utterances.jsonl"
+# The files of a ConvoKit directory that a run reads (the utterances, the
+# speakers for speaker-meta roles, and what --output-format convokit merges).
+CONVOKIT_READ = (CONVOKIT_UTTERANCES, "speakers.json", "users.json", "conversations.json", "index.json")
+
+
+def convokit_folder(input_path) -> Optional[Path]:
+    """The ConvoKit directory of an input (the directory itself, or the one
+    holding the given ``utterances.jsonl``); None for other inputs."""
+    path = Path(input_path)
+    if path.is_dir():
+        return path
+    if path.name == CONVOKIT_UTTERANCES:
+        return path.parent
+    return None
 
 
 def _convokit_file(path: Path) -> Path:
@@ -222,14 +237,79 @@ def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conve
         yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
 
 
+def _convokit_files(path: Path) -> List[Path]:
+    folder = convokit_folder(path) or path.parent
+    return [folder / name for name in sorted(CONVOKIT_READ) if (folder / name).is_file()]
+
+
+@dataclass(frozen=True)
+class DialogReader:
+    """One input format: its ``name`` (``--format``), its reader (``read(path,
+    *, on_problem, **options)``, yielding conversations, or turn pairs when
+    ``yields_pairs``), ``recognise`` (whether a file's first record, a
+    JSON object or a table's header, is of this format; None: never guessed
+    from a record) and ``files`` (the files of an input that a run reads: what
+    resuming compares and annotate never writes over)."""
+
+    name: str
+    read: Callable[..., Iterator[Any]]
+    recognise: Optional[Callable[[Any], bool]]
+    yields_pairs: bool = False
+    files: Callable[[Path], List[Path]] = lambda path: [path]
+
+    @property
+    def options(self) -> Dict[str, Any]:
+        """The options the reader takes (name -> default), ``on_problem`` aside."""
+        parameters = inspect.signature(self.read).parameters.values()
+        return {p.name: p.default for p in parameters if p.kind is p.KEYWORD_ONLY and p.name != "on_problem"}
+
+
+# In guessing order: the first format that recognises a file's first record is its format.
+READERS: Dict[str, DialogReader] = {reader.name: reader for reader in (
+    DialogReader("convokit", read_convokit, None, files=_convokit_files),  # by path: see guess_format
+    DialogReader("mediasum", read_mediasum, lambda first: isinstance(first, dict) and "utt" in first and "speaker" in first),
+    DialogReader("chat", read_chat, lambda first: isinstance(first, dict) and "messages" in first),
+    DialogReader("turns", read_turn_table, lambda first: "conversation_id" in first),
+    DialogReader("pairs", read_pair_file, lambda first: find_pair_columns(list(first)) is not None, yields_pairs=True),
+)}
+FORMATS = tuple(READERS)
+
+
+def reader_for(fmt: str) -> DialogReader:
+    """The reader of format ``fmt``; DialogFormatError for an unknown one."""
+    if fmt not in READERS:
+        raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
+    return READERS[fmt]
+
+
+def read_first_record(path: Path) -> Tuple[str, Any]:
+    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
+    table file, for format guessing (one open of the file); DialogFormatError
+    if unreadable."""
+    fmt = resolve_delimiter(path, None)
+
+    def fail(problem: Problem) -> None:
+        raise DialogFormatError(str(problem))
+
+    if fmt == "jsonl":
+        for _, _, _, value in iter_json_lines(path, fail):
+            return fmt, value
+    else:
+        for _, _, _, row in iter_csv_records(path, fmt, quoting_mode("minimal"), fail):
+            return fmt, [name.strip() for name in row]
+    raise DialogFormatError(f"{path}: the file is empty")
+
+
 def _unclear(path: Path, why: str) -> DialogFormatError:
     return DialogFormatError(f"{path}: cannot guess the dialog format ({why}); pass --format "
                              f"(one of {', '.join(FORMATS)}).")
 
 
 def guess_format(path) -> str:
-    """One of FORMATS from the path and its first record (see the docs);
-    DialogFormatError naming ``--format`` when unclear."""
+    """One of FORMATS: ``convokit`` for a directory holding
+    ``utterances.jsonl`` or that file itself, else the first format of
+    ``READERS`` that recognises the file's first record; DialogFormatError
+    naming ``--format`` when unclear."""
     path = Path(path)
     if path.is_dir():
         if (path / CONVOKIT_UTTERANCES).is_file():
@@ -243,23 +323,12 @@ def guess_format(path) -> str:
         fmt, first = read_first_record(path)
     except DialogFormatError as err:
         raise _unclear(path, str(err)) from None
-    if fmt == "jsonl":
-        if not isinstance(first, dict):
-            raise _unclear(path, f"the first record is a {json_type(first)}, not an object")
-        if "utt" in first and "speaker" in first:
-            return "mediasum"
-        if "messages" in first:
-            return "chat"
-        if "conversation_id" in first:
-            return "turns"
-        if find_pair_columns(list(first)):
-            return "pairs"
-        raise _unclear(path, f"first record's keys {sorted(first)[:10]}")
-    if "conversation_id" in first:
-        return "turns"
-    if find_pair_columns(first):
-        return "pairs"
-    raise _unclear(path, f"header {first[:10]}")
+    if fmt == "jsonl" and not isinstance(first, dict):
+        raise _unclear(path, f"the first record is a {json_type(first)}, not an object")
+    found = next((reader.name for reader in READERS.values() if reader.recognise and reader.recognise(first)), None)
+    if found is None:
+        raise _unclear(path, f"first record's keys {sorted(first)[:10]}" if fmt == "jsonl" else f"header {first[:10]}")
+    return found
 
 
 def read_dialogs(
@@ -267,31 +336,9 @@ def read_dialogs(
 ) -> Iterator[Conversation]:
     """Conversations of ``path`` in format ``fmt`` (guessed when None);
     ``options`` go to that format's reader. Pair files hold pairs, not
-    dialogs: read them with ``read_turn_pairs`` or ``read_pair_file``."""
-    fmt = fmt or guess_format(path)
-    readers: Mapping[str, Any] = {
-        "convokit": read_convokit,
-        "mediasum": read_mediasum,
-        "chat": read_chat,
-        "turns": read_turn_table,
-    }
-    if fmt not in FORMATS:
-        raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
-    if fmt == "pairs":
-        raise DialogFormatError(
-            f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs."
-        )
-    return readers[fmt](path, on_problem=on_problem, **options)
+    dialogs: read them with ``read_turn_pairs``."""
+    reader = reader_for(fmt or guess_format(path))
+    if reader.yields_pairs:
+        raise DialogFormatError(f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs.")
+    return reader.read(path, on_problem=on_problem, **options)
 
-
-__all__ = [
-    "FORMATS",
-    "guess_format",
-    "read_chat",
-    "read_convokit",
-    "read_convokit_speakers",
-    "read_dialogs",
-    "read_mediasum",
-    "read_turn_table",
-    "unify_speaker_names",
-]

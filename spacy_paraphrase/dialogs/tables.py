@@ -20,7 +20,6 @@ from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
     iter_csv_records,
     iter_json_lines,
-    open_binary,
     quoting_mode,
     read_grouped,
     resolve_delimiter,
@@ -263,21 +262,3 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
             for i, text in enumerate((first, second))
         ]
         yield TurnPair(pair_id, pair_id, Turn.of(utterances[:1]), Turn.of(utterances[1:]), meta=meta)
-
-
-def read_first_record(path: Path) -> Tuple[str, Any]:
-    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
-    table file, for format guessing; DialogFormatError if unreadable."""
-    fmt = resolve_delimiter(path, None)
-    open_binary(path).close()
-
-    def fail(problem: Problem) -> None:
-        raise DialogFormatError(str(problem))
-
-    if fmt == "jsonl":
-        for _, _, _, value in iter_json_lines(path, fail):
-            return fmt, value
-    else:
-        for _, _, _, row in iter_csv_records(path, fmt, quoting_mode("minimal"), fail):
-            return fmt, [name.strip() for name in row]
-    raise DialogFormatError(f"{path}: the file is empty")

@@ -3,11 +3,13 @@ conversations, turns, turn pairs, and the problems found on the way.
 
 The formats, the pairing rules and the ``pair_id`` are described in
 ``docs/dialog-formats.md``; the annotate record built from a ``TurnPair`` in
-the README ("What the component writes").
+the README ("What the component writes"). A ``TurnPair`` has one JSON form
+(``to_json`` / ``from_json``): how annotate stages it for Ray and how its
+records keep the turns.
 """
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 SEPARATOR = " "  # between the utterance texts of a merged turn
 
@@ -131,9 +133,39 @@ class Turn:
     def utterance_ids(self) -> List[str]:
         return [utt.id for utt in self.utterances]
 
-    def as_dict(self) -> Dict[str, Any]:
-        """``{"speaker", "utterance_ids", "text"}``, as in the annotate record."""
-        return {"speaker": self.speaker, "utterance_ids": self.utterance_ids, "text": self.text}
+    def to_json(self) -> Dict[str, Any]:
+        """``{"speaker", "utterance_ids", "text", "offsets"}`` (``offsets[i]`` =
+        ``[start, end]`` of utterance ``i`` in ``text``), as in the annotate record."""
+        return {"speaker": self.speaker, "utterance_ids": self.utterance_ids, "text": self.text,
+                "offsets": [[start, end] for start, end in self.offsets]}
+
+    @classmethod
+    def from_json(cls, turn: Mapping[str, Any], conversation_id: str = "") -> "Turn":
+        """The turn of ``to_json``'s form (a record's turn too): utterance texts
+        cut from the text at ``offsets`` (a one-utterance turn may omit them:
+        the whole text). ValueError for offsets that do not fit the text or the
+        utterance ids."""
+        text, ids, given = turn.get("text"), turn.get("utterance_ids"), turn.get("offsets")
+        if not isinstance(text, str) or not isinstance(ids, list) or not ids:
+            raise ValueError("a turn needs a 'text' string and a non-empty 'utterance_ids' list")
+        if given is None and len(ids) == 1:
+            given = [[0, len(text)]]
+        if not isinstance(given, list) or len(given) != len(ids):
+            n = len(given) if isinstance(given, list) else "no"
+            raise ValueError(f"a turn has {len(ids)} utterance ids but {n} offsets (an annotate record keeps "
+                             "the offsets of a merged turn's utterances)")
+        end = 0
+        for bounds in given:
+            if (not isinstance(bounds, (list, tuple)) or len(bounds) != 2
+                    or not all(isinstance(x, int) and not isinstance(x, bool) for x in bounds)
+                    or not end <= bounds[0] <= bounds[1] <= len(text)):
+                raise ValueError(f"offsets {given!r} are not ordered [start, end] ranges of the turn's "
+                                 f"{len(text)} characters")
+            end = bounds[1]
+        speaker = turn.get("speaker")
+        utterances = tuple(Utterance(str(utt_id), conversation_id, speaker, text[start:end])
+                           for utt_id, (start, end) in zip(ids, given))
+        return cls(speaker, text, utterances, tuple((start, end) for start, end in given))
 
     def split_span(self, start: int, end: int) -> List[UtteranceSpan]:
         """The character span ``[start, end)`` of ``text`` as one span per
@@ -165,3 +197,29 @@ class TurnPair:
     first: Turn
     second: Turn
     meta: Dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        """``pair_id``, ``conversation_id``, ``first`` / ``second``
+        (``Turn.to_json``) and ``meta`` when the pair has any: plain JSON."""
+        out: Dict[str, Any] = {"pair_id": self.pair_id, "conversation_id": self.conversation_id,
+                               "first": self.first.to_json(), "second": self.second.to_json()}
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    @classmethod
+    def from_json(cls, pair: Mapping[str, Any]) -> "TurnPair":
+        """The pair of ``to_json``'s form, or of an annotate record (its
+        results left out). ValueError for a malformed one."""
+        conversation_id = "" if pair.get("conversation_id") is None else str(pair["conversation_id"])
+        turns = []
+        for side in ("first", "second"):
+            if not isinstance(pair.get(side), Mapping):
+                raise ValueError(f"{side!r} must be an object")
+            try:
+                turns.append(Turn.from_json(pair[side], conversation_id))
+            except ValueError as err:
+                raise ValueError(f"the {side} turn: {err}") from None
+        if pair.get("pair_id") is None:
+            raise ValueError("'pair_id' is missing")
+        return cls(str(pair["pair_id"]), conversation_id, turns[0], turns[1], dict(pair.get("meta") or {}))

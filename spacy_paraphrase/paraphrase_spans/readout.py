@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
-from ..pair_doc import get_turns
+from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .decoding import check_decoding, decode_turn
 from .pair_score import pair_score_from_probs
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from .model import TokenScores
 
 SOURCE_LABEL = "SOURCE"
-PARAPHRASE_LABEL = "PARAPHRASE"
 HIGHLIGHT_SCALES = ("absolute", "turn_max")
 
 
@@ -91,7 +90,7 @@ def highlight_flags(
     return flags
 
 
-def token_probs(doc: Doc, spans_key: str = "paraphrase") -> numpy.ndarray:
+def token_probs(doc: Doc, spans_key: str = SPANS_KEY) -> numpy.ndarray:
     """The stored per-token probabilities of a processed pair Doc."""
     group = doc.spans.get(spans_key)
     if group is None or "token_probs" not in group.attrs:
@@ -115,8 +114,8 @@ class Readout:
     threshold: float = 0.5
     highlight_threshold: float = 0.5
     highlight_scale: str = "absolute"
-    spans_key: str = "paraphrase"
-    cats_key: str = "PARAPHRASE"
+    spans_key: str = SPANS_KEY
+    cats_key: str = PARAPHRASE_LABEL
     max_gap: int = 0
     min_span_length: int = 0
     max_spans: int = 0
@@ -167,9 +166,15 @@ class Readout:
         share of samples answering "yes") passes it to ``annotate``."""
         return pair_score_from_probs(doc, probs)
 
-    def is_paraphrase(self, doc: Doc, probs: numpy.ndarray) -> bool:
-        """Whether the pair passes: pair score >= ``threshold``."""
-        return self.pair_score(doc, probs) >= self.threshold
+    def is_paraphrase(self, pair_score: float) -> bool:
+        """The pair's decision: whether its pair score reaches ``threshold``
+        (a NaN score, no score, never does). ``annotate`` and the annotate
+        records decide with this."""
+        return bool(pair_score >= self.threshold)
+
+    def margin(self, pair_score: float) -> float:
+        """How far the decision is from flipping: pair score - ``threshold``."""
+        return float(pair_score - self.threshold)
 
     def highlight_spans(self, doc: Doc, probs: numpy.ndarray) -> List[Span]:
         """The spans of the highlighted tokens (``highlight_flags`` on
@@ -230,7 +235,7 @@ class Readout:
         n_cut = 0 if n_cut is None else n_cut
         n_windows = 1 if n_windows is None else n_windows
         pair_score = self.pair_score(doc, probs) if pair_score is None else float(pair_score)
-        spans = self.highlight_spans(doc, probs) if pair_score >= self.threshold else []
+        spans = self.highlight_spans(doc, probs) if self.is_paraphrase(pair_score) else []
         group = SpanGroup(doc, name=self.spans_key, spans=spans)
         group.attrs["scores"] = span_means(probs, spans)
         group.attrs["token_probs"] = probs
@@ -241,7 +246,7 @@ class Readout:
         share = self.vote_share(doc, probs, pair_score)
         group.attrs["vote_share"] = share
         group.attrs["agreement"] = agreement_of_share(share)
-        group.attrs["margin"] = float(pair_score - self.threshold)
+        group.attrs["margin"] = self.margin(pair_score)
         group.attrs["truncated"] = bool(n_cut > 0)
         group.attrs["n_cut_tokens"] = int(n_cut)
         group.attrs["n_windows"] = int(n_windows)

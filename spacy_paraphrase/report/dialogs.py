@@ -13,10 +13,9 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from ..annotate.input_pairs import SourceOptions, checked_source
-from ..annotate.paths import convokit_folder
 from ..annotate.resume import checkpoint_path
-from ..dialogs import DialogFormatError, read_dialogs, role_getter
+from ..dialogs import Corpus, DialogFormatError, SourceOptions, read_dialogs, role_getter
+from ..dialogs.readers import convokit_folder
 from ..dialogs.turns import Utterance
 from ..annotate.record_format import RecordsError, output_files
 from .records import Records, _read_convokit
@@ -55,9 +54,9 @@ def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] 
     else:
         options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
         try:
-            options = checked_source(dialogs, options)
-            for conversation in read_dialogs(dialogs, options.fmt, on_problem=lambda problem: None,
-                                             **options.reader_options):
+            corpus = Corpus(dialogs, options)
+            for conversation in read_dialogs(dialogs, corpus.reader.name, on_problem=lambda problem: None,
+                                             **corpus.options.reader_options):
                 if conversation.id in conversations:
                     data.conversation_meta[conversation.id] = conversation.meta
                 for utt in conversation.utterances:

@@ -4,7 +4,7 @@ pair views.
 A record gives span offsets into each *utterance's* own text, while a turn's
 text is its utterances' texts joined by one space: where each utterance
 starts in its turn is the turn's ``"offsets"``, read through the record codec
-(``annotate/record_format.row_turn``; a one-utterance turn may omit them). A
+(``dialogs.turns.Turn.from_json``; a one-utterance turn may omit them). A
 turn whose offsets do not fit it, a span whose ``"text"`` disagrees with the
 turn's text there, or a word of ``"words"`` at another place than its
 offsets say raises a ValueError naming the record. A span cut in two at an
@@ -14,7 +14,7 @@ import math
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..annotate.record_format import row_turn
+from ..dialogs.turns import Turn
 from ..pair_doc import PARAPHRASE_LABEL
 from ..paraphrase_spans.readout import SOURCE_LABEL
 from .views import Mark, PairView, SHADE_NONE, SHADE_PROBABILITY, TurnView, Word, clamp01
@@ -88,7 +88,7 @@ def _number(value) -> Optional[float]:
 
 def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mapping]) -> TurnView:
     try:
-        decoded = row_turn(turn)
+        decoded = Turn.from_json(turn)
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
     text = turn["text"]

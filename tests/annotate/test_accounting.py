@@ -14,7 +14,7 @@ from typing import Dict, List, Tuple
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.input_pairs import SourceOptions, read_pairs, rows_and_skips
+from spacy_paraphrase.dialogs import Corpus as DialogCorpus, SourceOptions
 from tests.annotate.helpers import read_jsonl
 
 FORMATS = ("chat", "mediasum", "convokit", "turns-csv", "turns-jsonl", "pairs-tsv")
@@ -188,14 +188,13 @@ PROPERTY = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 def test_every_record_is_a_pair_or_one_reported_problem(tmp_path_factory, fmt, items, order):
     corpus = write_corpus(tmp_path_factory.mktemp("c"), fmt, items, order)
     problems = []
-    rows = list(rows_and_skips(read_pairs(corpus_path(corpus), source_of(fmt), problems.append)))
-    assert len(rows) == corpus.pairs
+    pairs = list(DialogCorpus(corpus_path(corpus), source_of(fmt)).pairs(problems.append))
+    assert len(pairs) == corpus.pairs
     assert sorted(p.line for p in problems) == sorted(corpus.hostile), [str(p) for p in problems]
-    for row, _ in rows:
-        for side in ("first", "second"):
-            turn = row[side]
-            assert turn["text"] == " ".join(corpus.texts[u] for u in turn["utterance_ids"])
-            assert {corpus.conversation_of[u] for u in turn["utterance_ids"]} == {row["conversation_id"]}
+    for pair in pairs:
+        for turn in (pair.first, pair.second):
+            assert turn.text == " ".join(corpus.texts[u] for u in turn.utterance_ids)
+            assert {corpus.conversation_of[u] for u in turn.utterance_ids} == {pair.conversation_id}
 
 
 @given(fmt=st.sampled_from(FORMATS), items=plan, order=st.lists(st.integers(0, 7), max_size=20))

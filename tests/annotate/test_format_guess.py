@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.input_pairs import SourceOptions
+from spacy_paraphrase.dialogs import SourceOptions
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.dialogs import DialogFormatError
 from tests.annotate.helpers import write_mediasum

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 import spacy_paraphrase.annotate.resume as resume
 from tests.annotate.helpers import load_progress
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.annotate.input_pairs import SourceOptions
+from spacy_paraphrase.dialogs import SourceOptions
 from spacy_paraphrase.cli import app
 from tests.annotate.helpers import assert_same_records, read_jsonl, write_chat, write_convokit, write_jsonl, write_mediasum
 

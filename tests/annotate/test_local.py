@@ -5,7 +5,7 @@ import pytest
 from spacy_paraphrase.annotate.local import run_local
 from spacy_paraphrase.annotate.resume import JobFiles, ResumeError
 from tests.annotate.helpers import load_progress
-from spacy_paraphrase.annotate.input_pairs import SourceOptions
+from spacy_paraphrase.dialogs import SourceOptions
 from tests.annotate.helpers import (
     assert_same_records,
     check_record,
@@ -214,3 +214,25 @@ def test_checkpoint_is_written_before_the_model_loads(annotate_model, tmp_path, 
         run(annotate_model, corpus, out, errors=notes)  # nothing to keep, but that file is not the run's
     assert notes.read_text() == "not the run's\n"
     assert run(annotate_model, corpus, out).written == 6  # nothing committed: starts, no --overwrite needed
+
+
+@pytest.mark.parametrize("writer,name", [(write_mediasum, "news.jsonl"), (write_pairs_tsv, "pairs.tsv")])
+@pytest.mark.parametrize("count", [True, False])
+def test_a_run_guesses_the_format_once_and_opens_the_input_once_per_pass(annotate_model, tmp_path, monkeypatch,
+                                                                        writer, name, count):
+    """The corpus is opened once (``dialogs.Corpus``): one format guess (one
+    open of the input), then one open for the count and one for the pairs; the
+    reader started to check the input is the first pass's."""
+    from spacy_paraphrase.cli.annotate import annotate
+    from spacy_paraphrase.dialogs import pairing, streaming
+
+    corpus = writer(tmp_path / name)
+    guesses, opens = [], []
+    guess = pairing.guess_format
+    monkeypatch.setattr(pairing, "guess_format", lambda path: guesses.append(path) or guess(path))
+    monkeypatch.setattr(streaming, "open", lambda path, *a, **k: opens.append(path) or open(path, *a, **k),
+                        raising=False)
+    annotate(annotate_model, corpus, tmp_path / "out.jsonl", count=count)
+    assert len(guesses) == 1
+    assert opens == [corpus] * (3 if count else 2)  # the guess, the count, the pairs
+    assert len(read_jsonl(tmp_path / "out.jsonl")) == (2 if name == "pairs.tsv" else 6)

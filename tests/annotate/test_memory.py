@@ -12,25 +12,24 @@ import pytest
 
 from benchmarks.run_annotate_memory import TARGET_KB_PER_PAIR, build_model, measure
 from spacy_paraphrase.annotate import PairAnnotator, heap
-from spacy_paraphrase.annotate.record_format import pair_row
 from spacy_paraphrase.dialogs.turns import Turn, TurnPair, Utterance
 
 
-def rows(words, n=6):
+def pairs(words, n=6):
     out = []
     for k in range(n):
         first = Utterance(f"u{k}a", "c", "ANN", f"{words[k % len(words)]} came back {k}")
         second = Utterance(f"u{k}b", "c", "BOB", f"so {words[(k + 1) % len(words)]} is here")
-        out.append(pair_row(TurnPair(f"u{k}a", "c", Turn.of([first]), Turn.of([second]))))
+        out.append(TurnPair(f"u{k}a", "c", Turn.of([first]), Turn.of([second])))
     return out
 
 
 def test_a_zone_frees_the_words_it_added_and_the_records_stay_the_same(annotate_model):
     annotator = PairAnnotator(annotate_model, batch_size=2, with_probs=True, reload_pairs=0)
     strings = annotator.nlp.vocab.strings
-    annotator.annotate(rows(["warmword"]))  # the first call warms the caches: its words stay
+    annotator.annotate(pairs(["warmword"]))  # the first call warms the caches: its words stay
     assert "warmword" in strings
-    new = rows(["zebraquux", "plonkfrob"])
+    new = pairs(["zebraquux", "plonkfrob"])
     records = annotator.annotate(new)
     assert "zebraquux" not in strings and "plonkfrob" not in strings
     fresh = PairAnnotator(annotate_model, batch_size=2, with_probs=True, reload_pairs=0)
@@ -44,7 +43,7 @@ def test_the_vocab_is_loaded_again_after_reload_pairs_with_the_same_records(anno
     # a Vocab takes no weak reference (and a strong one would keep it): its Lookups, which only it holds, does
     old_vocab_lookups = weakref.ref(nlp.vocab.lookups)
     weights = [pipe.model for _, pipe in nlp.pipeline]
-    batches = [rows([f"w{k}", "v"], n=3) for k in range(4)]
+    batches = [pairs([f"w{k}", "v"], n=3) for k in range(4)]
     got = [annotator.annotate(batch) for batch in batches]
     assert (id(annotator.nlp.vocab), id(annotator.nlp.tokenizer)) != old_ids  # 3 + 3 pairs > 4: loaded again
     assert all(pipe.vocab is annotator.nlp.vocab for _, pipe in annotator.nlp.pipeline)
@@ -61,7 +60,7 @@ def test_a_component_that_keeps_the_old_vocab_gets_the_whole_pipeline_loaded_aga
     steady = PairAnnotator(annotate_model, batch_size=2, reload_pairs=0)
     annotator.nlp.get_pipe("paraphrase_spans").kept_vocab = annotator.nlp.vocab  # a name the renewal does not know
     first_nlp = weakref.ref(annotator.nlp)
-    batches = [rows([f"w{k}", "v"], n=3) for k in range(3)]
+    batches = [pairs([f"w{k}", "v"], n=3) for k in range(3)]
     got = [annotator.annotate(batch) for batch in batches]
     assert annotator.nlp is not first_nlp()  # the old vocab would have stayed: loaded whole instead ...
     gc.collect()

@@ -18,8 +18,9 @@ import ray  # noqa: E402
 from spacy_paraphrase.annotate.local import run_local  # noqa: E402
 from spacy_paraphrase.annotate.ray_engine import prepare_output, run_ray, stage  # noqa: E402
 from spacy_paraphrase.annotate.record_format import part_files, read_records  # noqa: E402
-from spacy_paraphrase.annotate.input_pairs import SourceOptions  # noqa: E402
-from spacy_paraphrase.annotate.staging import read_shard_rows  # noqa: E402
+from spacy_paraphrase.dialogs import SourceOptions  # noqa: E402
+from spacy_paraphrase.annotate.staging import line_pair  # noqa: E402
+from spacy_paraphrase.dialogs import Corpus  # noqa: E402
 from tests.util import make_examples, make_nlp  # noqa: E402
 
 SHARD_ROWS = 40
@@ -87,6 +88,11 @@ def runs(ray_cluster, model_dir, corpus, tmp_path_factory):
     return base, local, remote
 
 
+def _staged(path):
+    with open(path, encoding="utf8") as f:
+        return [line_pair(line) for line in f]
+
+
 def _lines(path):
     with open(path, encoding="utf8") as f:
         return [json.loads(line) for line in f]
@@ -136,35 +142,35 @@ def test_same_skips_errors_and_counts(runs):
 def test_staged_shards_hold_whole_conversations(runs):
     base, local, remote = runs
     (staging,) = base.glob(".ray.staging-*")
-    shards = [list(read_shard_rows(path)) for path in sorted(staging.glob("shard-*.jsonl"))]
+    shards = [_staged(path) for path in sorted(staging.glob("shard-*.jsonl"))]
     assert len(shards) >= 4
     owner = {}
     for index, shard in enumerate(shards):
-        for row in shard:
-            assert owner.setdefault(row["conversation_id"], index) == index, "a conversation crosses shards"
-        last = shard[-1]["conversation_id"]
-        assert len(shard) - sum(1 for row in shard if row["conversation_id"] == last) < SHARD_ROWS
+        for pair in shard:
+            assert owner.setdefault(pair.conversation_id, index) == index, "a conversation crosses shards"
+        last = shard[-1].conversation_id
+        assert len(shard) - sum(1 for pair in shard if pair.conversation_id == last) < SHARD_ROWS
         if index < len(shards) - 1:
             assert len(shard) >= SHARD_ROWS
-    staged = sorted(row["pair_id"] for shard in shards for row in shard)
+    staged = sorted(pair.pair_id for shard in shards for pair in shard)
     assert staged == sorted(r["pair_id"] for r in _lines(base / "local.jsonl"))
 
 
 def test_stage_limit_counts_skipped_pairs(corpus, tmp_path):
     errors = tmp_path / "errors.jsonl"
     options = SourceOptions()
-    summary = stage(corpus, options, tmp_path / "staging", errors, shard_rows=5, limit=30, total=None,
+    summary = stage(Corpus(corpus, options), tmp_path / "staging", errors, shard_rows=5, limit=30, total=None,
                     progress_bar=False)
-    rows = [row for path in sorted((tmp_path / "staging").glob("*.jsonl")) for row in read_shard_rows(path)]
-    assert summary.consumed == 30 and len(rows) + summary.skipped == 30
+    pairs = [pair for path in sorted((tmp_path / "staging").glob("*.jsonl")) for pair in _staged(path)]
+    assert summary.consumed == 30 and len(pairs) + summary.skipped == 30
     assert len(_lines(errors)) == summary.skipped + summary.malformed
 
 
 def test_stage_counts_the_pairs_the_role_filter_left_out(corpus, tmp_path):
-    every = stage(corpus, SourceOptions(), tmp_path / "all", tmp_path / "all.errors.jsonl", shard_rows=5,
+    every = stage(Corpus(corpus, SourceOptions()), tmp_path / "all", tmp_path / "all.errors.jsonl", shard_rows=5,
                   limit=None, total=None, progress_bar=False)
     users = SourceOptions(first_roles=["user"], second_roles=["assistant"])
-    kept = stage(corpus, users, tmp_path / "users", tmp_path / "users.errors.jsonl", shard_rows=5,
+    kept = stage(Corpus(corpus, users), tmp_path / "users", tmp_path / "users.errors.jsonl", shard_rows=5,
                  limit=None, total=None, progress_bar=False)
     assert every.role_dropped == 0 and 0 < kept.role_dropped < every.consumed
     assert kept.consumed + kept.role_dropped == every.consumed

@@ -2,9 +2,10 @@ import numpy
 import pytest
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.annotate import PairAnnotator, invalid_reason, pair_row
-from spacy_paraphrase.annotate.record_format import RecordsError, dumps, invalid_side, make_record, output_files, read_records, row_pair
+from spacy_paraphrase.annotate import PairAnnotator, invalid_reason
+from spacy_paraphrase.annotate.record_format import RECORD_FIELDS, RecordsError, dumps, invalid_side, make_record, output_files, read_records
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
+from spacy_paraphrase.pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from spacy_paraphrase.words import word_values
 from tests.annotate.helpers import check_record
 
@@ -25,82 +26,83 @@ def annotator(annotate_model):
     return PairAnnotator(annotate_model, batch_size=2, with_probs=True)
 
 
-def test_pair_row_is_plain_json_with_offsets():
+def test_a_turn_pairs_json_form_is_plain_json_with_offsets():
     pair, _ = make_pair(["Hello there.", "I was in Rome."], ["Rome?"], meta={"label": 1})
-    row = pair_row(pair)
-    assert row["first"] == {"speaker": "ANN", "utterance_ids": ["a0", "a1"],
-                            "text": "Hello there. I was in Rome.", "offsets": [[0, 12], [13, 27]]}
-    assert row["second"]["offsets"] == [[0, 5]]
-    assert row["meta"] == {"label": 1}
-    assert "meta" not in pair_row(make_pair(["x"], ["y"])[0])
+    data = pair.to_json()
+    assert data["first"] == {"speaker": "ANN", "utterance_ids": ["a0", "a1"],
+                             "text": "Hello there. I was in Rome.", "offsets": [[0, 12], [13, 27]]}
+    assert data["second"]["offsets"] == [[0, 5]]
+    assert data["meta"] == {"label": 1}
+    assert "meta" not in make_pair(["x"], ["y"])[0].to_json()
 
 
 @pytest.mark.parametrize("text,found", [("", "empty"), ("  \n", "whitespace"), ("ok\ud800", "Unicode")])
 def test_invalid_reason_uses_make_pair_doc_rules(nlp, text, found):
     pair, _ = make_pair(["Fine."], [text])
-    row = pair_row(pair)
-    assert found in invalid_reason(row)
-    assert invalid_side(row)[0] == "second"
+    assert found in invalid_reason(pair)
+    assert invalid_side(pair)[0] == "second"
     with pytest.raises(ValueError):
-        make_pair_doc(nlp, row["first"]["text"], row["second"]["text"])
-    assert invalid_reason(pair_row(make_pair(["Fine."], ["Also fine."])[0])) is None
+        make_pair_doc(nlp, pair.first.text, pair.second.text)
+    assert invalid_reason(make_pair(["Fine."], ["Also fine."])[0]) is None
 
 
 def test_record_spans_are_split_per_utterance(annotator):
     # thresholds 0: every token is highlighted, so each turn is one span that
     # crosses the utterance boundaries of the merged first turn
     pair, texts = make_pair(["Hello there.", "  I was  in Rome\u00a0today. ", "Ok"], ["Rome? Really!"])
-    record = annotator.annotate([pair_row(pair)])[0]
+    record = annotator.annotate([pair])[0]
     check_record(record, texts)
     first_spans = [s for s in record["spans"] if s["side"] == "first"]
     assert [s["utterance_id"] for s in first_spans] == ["a0", "a1", "a2"]
     assert first_spans[1]["start"] == 2 and first_spans[1]["text"] == "I was  in Rome\u00a0today."
     assert {s["label"] for s in first_spans} == {"SOURCE"}
-    assert [s["label"] for s in record["spans"] if s["side"] == "second"] == ["PARAPHRASE"]
+    assert [s["label"] for s in record["spans"] if s["side"] == "second"] == [PARAPHRASE_LABEL]
     assert record["is_paraphrase"] is True
-    assert record["first"]["offsets"] == pair_row(pair)["first"]["offsets"]  # kept: the record decodes back
-    assert set(record) == {"pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
-                           "vote_share", "agreement", "margin", "spans", "words"}
+    assert record["first"]["offsets"] == pair.to_json()["first"]["offsets"]  # kept: the record decodes back
+    assert list(record) == ["pair_id", "conversation_id", "first", "second", "score", "is_paraphrase",
+                            "vote_share", "agreement", "margin", "spans", "words"]
+    assert list(record) == [f.key for f in RECORD_FIELDS if f.key != "meta"]  # the table's order
+    assert all(isinstance(record[f.key], f.type) for f in RECORD_FIELDS if f.key != "meta")
 
 
 def test_word_probs_are_the_models_word_values(annotator):
     pair, texts = make_pair(["we won the game"], ["congratulations on the win"])
-    row = pair_row(pair)
-    doc = annotator.nlp(annotator.make_doc(row))
-    record = annotator.make_record(doc, row)
-    expected = word_values(doc, doc.spans["paraphrase"].attrs["token_probs"])
+    doc = annotator.nlp(annotator.make_doc(pair))
+    record = annotator.make_record(doc, pair)
+    expected = word_values(doc, doc.spans[SPANS_KEY].attrs["token_probs"])
     got = [w["prob"] for side in ("first", "second") for w in record["words"][side]]
     numpy.testing.assert_allclose(got, expected, rtol=1e-6)
     check_record(record, texts)
 
 
-def test_records_come_back_in_row_order(annotator):
-    rows = [pair_row(make_pair(["x " * n + "end"], ["reply"])[0]) for n in (9, 1, 5, 0)]
-    for i, row in enumerate(rows):
-        row["pair_id"] = f"p{i}"
-    records = annotator.annotate(rows)
+def test_records_come_back_in_the_pairs_order(annotator):
+    pairs = [make_pair(["x " * n + "end"], ["reply"])[0] for n in (9, 1, 5, 0)]
+    pairs = [TurnPair(f"p{i}", p.conversation_id, p.first, p.second) for i, p in enumerate(pairs)]
+    records = annotator.annotate(pairs)
     assert [r["pair_id"] for r in records] == ["p0", "p1", "p2", "p3"]
-    assert [r["first"]["text"] for r in records] == [r["first"]["text"] for r in rows]
+    assert [r["first"]["text"] for r in records] == [p.first.text for p in pairs]
 
 
-def test_is_paraphrase_follows_the_pipelines_threshold(annotator):
+def test_the_decision_and_the_margin_are_the_readouts(annotator):
     pair, _ = make_pair(["we won the game"], ["congratulations on the win"])
-    row = pair_row(pair)
-    doc = annotator.nlp(annotator.make_doc(row))
-    score = doc.cats["PARAPHRASE"]
-    assert make_record(doc, row, with_probs=False, threshold=score)["is_paraphrase"] is True
-    assert make_record(doc, row, with_probs=False, threshold=score + 1e-6)["is_paraphrase"] is False
-    assert "words" not in make_record(doc, row, with_probs=False)
+    doc = annotator.nlp(annotator.make_doc(pair))
+    score = doc.cats[PARAPHRASE_LABEL]
+    passes = make_record(doc, pair, annotator.readout.replace(threshold=score))
+    assert passes["is_paraphrase"] is True and passes["margin"] == 0.0
+    fails = make_record(doc, pair, annotator.readout.replace(threshold=score + 0.25))
+    assert fails["is_paraphrase"] is False and fails["margin"] == pytest.approx(-0.25)
+    record = make_record(doc, pair, annotator.readout)
+    assert "words" not in record and record["margin"] == doc.spans[SPANS_KEY].attrs["margin"]
 
 
 def test_record_rejects_a_doc_of_another_row(annotator):
-    row = pair_row(make_pair(["we won the game"], ["congratulations"])[0])
-    other = pair_row(make_pair(["we lost the game"], ["congratulations"])[0])
-    doc = annotator.nlp(annotator.make_doc(row))
-    with pytest.raises(ValueError, match="not built from this row"):
-        make_record(doc, other, with_probs=False)
+    pair = make_pair(["we won the game"], ["congratulations"])[0]
+    other = make_pair(["we lost the game"], ["congratulations"])[0]
+    doc = annotator.nlp(annotator.make_doc(pair))
+    with pytest.raises(ValueError, match="not built from this pair"):
+        make_record(doc, other, annotator.readout)
     with pytest.raises(ValueError, match="no pair score"):
-        make_record(annotator.make_doc(row), row, with_probs=False)
+        make_record(annotator.make_doc(pair), pair, annotator.readout)
 
 
 def _texts(pair):
@@ -108,16 +110,15 @@ def _texts(pair):
 
 
 def test_the_codec_carries_a_turn_pair_to_a_record_and_back(annotator, tmp_path):
-    """reader -> row -> record -> file -> record -> TurnPair: the same turns,
+    """reader -> TurnPair -> JSON -> record -> file -> record -> TurnPair: the same turns,
     utterance texts and offsets (a merged turn whose utterances hold spaces
     and a non-breaking space)."""
     pair, _ = make_pair(["Hello  there. ", "I was in\u00a0Rome."], ["Rome?", "Really"], meta={"label": 1})
-    row = pair_row(pair)
-    assert row_pair(row) == pair
+    assert TurnPair.from_json(pair.to_json()) == pair
     path = tmp_path / "out.jsonl"
-    path.write_bytes(dumps(annotator.annotate([row])[0]))
+    path.write_bytes(dumps(annotator.annotate([pair])[0]))
     (record,) = read_records(path)
-    back = row_pair(record)
+    back = TurnPair.from_json(record)
     assert _texts(back) == _texts(pair)
     assert back.first.offsets == pair.first.offsets and back.second.offsets == pair.second.offsets
     assert (back.pair_id, back.conversation_id, back.meta) == (pair.pair_id, pair.conversation_id, pair.meta)
@@ -148,8 +149,8 @@ def test_output_files_know_every_kind_of_annotate_output(tmp_path):
 
 
 @pytest.mark.parametrize("offsets", [[[0, 5]], [[0, 5], [4, 9]], [[0, 5], [6, 99]], [[0, 5], ["6", 9]]])
-def test_row_pair_refuses_offsets_that_do_not_fit(offsets):
-    row = pair_row(make_pair(["Hello", "there"], ["x"])[0])
-    row["first"]["offsets"] = offsets
+def test_from_json_refuses_offsets_that_do_not_fit(offsets):
+    data = make_pair(["Hello", "there"], ["x"])[0].to_json()
+    data["first"]["offsets"] = offsets
     with pytest.raises(ValueError, match="the first turn: .*offsets"):
-        row_pair(row)
+        TurnPair.from_json(data)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from spacy_paraphrase.annotate.local import run_local
 from tests.annotate.helpers import load_progress
-from spacy_paraphrase.annotate.input_pairs import SourceOptions
+from spacy_paraphrase.dialogs import SourceOptions
 from tests.annotate.helpers import assert_same_records, read_jsonl, write_mediasum
 
 MEDIASUM = SourceOptions(fmt="mediasum")  # the broken first line hides the format

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from spacy_paraphrase.annotate.local import run_local
 from spacy_paraphrase.annotate.resume import JobFiles
 from tests.annotate.helpers import load_progress
-from spacy_paraphrase.annotate.input_pairs import SourceOptions
+from spacy_paraphrase.dialogs import SourceOptions
 from spacy_paraphrase.cli import app
 from tests.annotate.helpers import read_jsonl, write_mediasum
 

@@ -60,7 +60,8 @@ def test_consecutive_pairs_and_ids():
     assert [(p.pair_id, p.first.text, p.second.text) for p in pairs] == [
         ("c-0", "q1", "a1 a2"), ("c-1", "a1 a2", "q2"), ("c-3", "q2", "a3")]
     assert all(p.conversation_id == "c" for p in pairs)
-    assert pairs[1].first.as_dict() == {"speaker": "G", "utterance_ids": ["c-1", "c-2"], "text": "a1 a2"}
+    assert pairs[1].first.to_json() == {"speaker": "G", "utterance_ids": ["c-1", "c-2"], "text": "a1 a2",
+                                        "offsets": [[0, 2], [3, 5]]}
     assert list(pair_conversation(conversation("d", [("H", "alone"), ("H", "still")]))) == []
 
 

@@ -92,7 +92,7 @@ def test_annotate_stops_at_a_failed_request_and_the_same_command_resumes(tmp_pat
     stops with one line naming the pair, the pairs before it are saved, and the same command resumes."""
     from spacy_paraphrase.annotate.annotator import PairFailed
     from spacy_paraphrase.annotate.local import run_local
-    from spacy_paraphrase.annotate.input_pairs import SourceOptions
+    from spacy_paraphrase.dialogs import SourceOptions
 
     recordings = tmp_path / "rec.jsonl"
     failing = [RECORDS[0], {"match": "Brazil", "error": "HTTP 503 after 3 tries"}, RECORDS[2]]
@@ -125,7 +125,7 @@ def test_the_ray_engine_stops_at_a_failed_request_with_one_message(tmp_path):
     pytest.importorskip("ray")
     from spacy_paraphrase.annotate.annotator import PairFailed
     from spacy_paraphrase.annotate.ray_engine import run_ray
-    from spacy_paraphrase.annotate.input_pairs import SourceOptions
+    from spacy_paraphrase.dialogs import SourceOptions
 
     recordings = tmp_path / "rec.jsonl"
     srsly.write_jsonl(recordings, [RECORDS[0], {"match": "Brazil", "error": "HTTP 503 after 3 tries"}, RECORDS[2]])

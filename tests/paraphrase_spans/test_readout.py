@@ -71,7 +71,9 @@ def test_pair_score_and_highlights(nlp):
     doc = _doc(nlp)
     r = Readout(threshold=0.3)
     assert r.pair_score(doc, PROBS) == pytest.approx(0.4)
-    assert r.is_paraphrase(doc, PROBS) and not r.replace(threshold=0.41).is_paraphrase(doc, PROBS)
+    score = r.pair_score(doc, PROBS)
+    assert r.is_paraphrase(score) and not r.replace(threshold=0.41).is_paraphrase(score)
+    assert r.margin(score) == pytest.approx(0.1) and not r.is_paraphrase(float("nan"))
     assert r.span_flags(doc, PROBS).tolist() == [False, False, False, True, False]
     turn_max = r.replace(highlight_scale="turn_max")
     assert turn_max.span_flags(doc, PROBS).tolist() == [True, True, False, True, False]

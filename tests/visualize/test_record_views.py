@@ -6,6 +6,8 @@ import spacy
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate.record_format import make_record
+from spacy_paraphrase.dialogs import TurnPair
+from spacy_paraphrase.paraphrase_spans.readout import Readout
 from tests.util import write_paraphrase_annotations
 from spacy_paraphrase.visualize import render, render_records
 from tests.visualize.helpers import by_class, model_doc, parse, text_of
@@ -208,7 +210,7 @@ def test_records_written_by_annotate_render_back(with_probs):
     probs[[11 + 2, 11 + 3, 11 + 4]] = 0.7  # "done this often"
     write_paraphrase_annotations(doc, probs, spans_key="paraphrase", cats_key="PARAPHRASE",
                                  threshold=0.3, highlight_threshold=0.5)
-    record = make_record(doc, row, with_probs=with_probs, threshold=0.3)
+    record = make_record(doc, TurnPair.from_json(row), Readout(threshold=0.3), with_probs=with_probs)
     assert [s["text"] for s in record["spans"]][:2] == ["thanks.", "It"]  # written as two
     root = parse(render_records(record, jupyter=False))
     first, second = by_class(root, "spp-turn")
