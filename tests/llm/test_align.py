@@ -466,6 +466,10 @@ def test_neighbours_across_a_sentence_end_are_no_phrase(nlp, evidence):
     assert not locate_quote(doc, "process that takes", "first", short_evidence=evidence).kept
     status = locate_quote(doc, "process. That takes", "first", short_evidence=evidence)  # the quote has it too
     assert doc[status.start : status.end].text == "process. That is"
+    # turns given as words (ContextDeP's tokens): the sentence end is part of the word "process."
+    doc = make_pair_doc(nlp, "It is a process. That is what we do.".split(), "OK.".split())
+    assert not locate_quote(doc, "process that takes", "first", short_evidence=evidence).kept
+    assert locate_quote(doc, "a process that", "first", short_evidence=evidence).kept  # no sentence end inside
 
 
 @pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
