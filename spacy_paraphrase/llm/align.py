@@ -517,9 +517,9 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
 # -- placing a quote ----------------------------------------------------------------
 
 DEFAULT_MIN_SCORE = 80.0
-# What the matching words of a short quote (steps 3 and 4) must be: "strict" places no quote of
-# another pair in the alignment benchmark, "lenient" finds more quotes with a word replaced
-# (docs/llm.md, "Alignment: measured").
+# What the matching words of a short quote (steps 3 and 4) must be: neither places a quote of
+# another pair in the alignment benchmark, "lenient" finds more quotes with a word added or left
+# out (docs/llm.md, "Alignment: measured").
 SHORT_EVIDENCE = ("lenient", "strict")
 DEFAULT_SHORT_EVIDENCE = "lenient"
 # How a quote fared (QuoteStatus.status).
