@@ -22,29 +22,34 @@ turn in four steps and stops at the first that finds it:
    contraction: "I been punished" for "I haven't been punished"; such a fit
    matches every unit of the quote and beats the others). Another form of the turn's word ("camps" / "camp", "steps" /
    "stepped": the same stem once -ing, -ed, -(e)s, -ly, -er and a final e
-   are cut) is no replacement. The units that match are the evidence, as
+   are cut; a stop word has no other forms: "note" is not "not") is no
+   replacement. Two matching units that are neighbours in the quote must not
+   lie on either side of a sentence end of the turn that the quote does not
+   have ("process that takes" is not "process. That is"). The units that
+   match are the evidence (a cut-off word counts for none), as
    ``short_evidence`` says. ``"strict"``: two content words (a number, or
    >= 3 letters and not a stop word), or one that is not among the frequent
    English words of ``common_words.py`` among >= 2 matching units, or one
    frequent content word among >= 2 matching units when the quote's unit
    that does not match is a *filler* (a stop word or an adverb in -ly:
    "going to really be"), or a lone word that is not a frequent one when a
-   content word replaced a content word; "the thing" with "thing" replaced,
-   or "unclog the time" for "at the time", is no evidence. ``"lenient"``
+   content word replaced a content word ("way stole" for "allegedly stole";
+   not "she ran" for "we ran", "the process" for "election process", "new
+   childhood" for "my childhood": a rare word of the pair's topic beside a
+   word that does not match is anywhere in talk of that topic); "the thing"
+   with "thing" replaced, or "unclog the time" for "at the time", is no
+   evidence. ``"lenient"``
    (the default) also takes matching units of >= 2 letters from two of the
    quote's words when the quote's other unit is a filler put in or the quote
    left a word out ("it was across" for "It was all across"; not the "it is"
    of "It's big", nor "U.S."), but not when it replaced a word, is another
    word put in or another form of a word: frequent words and a word of the
    quote's own are no evidence ("who signed the" is not "who is the",
-   "coming from" not "come from", "unclog the time" not "at the time"), and a lone
-   word that is not a frequent one whatever replaced its neighbour ("they
-   stole" for "allegedly stole"). Which to use is a trade: on the alignment
-   benchmark lenient finds 78-88% of the 2-3-word quotes with a word replaced
-   whose place is unique in the pair (strict 73-76%), and more of those with
-   a word added, and gives a span to 0.2% of the quotes of other pairs
-   (strict 0.05-0.1%): docs/llm.md, "Alignment: measured". The fit must be the
-   only one **in the pair** (both turns of the Doc). At the edge, a quote unit that does
+   "coming from" not "come from", "unclog the time" not "at the time").
+   Which to use: docs/llm.md, "Alignment: measured". The fit must be the
+   only one **in the pair** (both turns of the Doc), or its places must all
+   be the same words (a phrase said again: the first, in the quote's own
+   turn if it is there). At the edge, a quote unit that does
    not match reads as put in when it is a filler (the span leaves the turn's
    neighbour out) and as a replacement otherwise (the span takes the turn's
    word in). A quote of 4 words with a filler put in inside ("sell a
@@ -77,21 +82,25 @@ mail", "a p" is "a pope"), as the authors' rule (which takes any proper
 prefix of the last word, also of a one-word quote); in step 4 from 2 letters,
 in step 3 from 3 (with a word changed too, a letter or two is no evidence).
 A one-unit quote is never cut off: too short to be evidence on its own. A
-whole-word match wins over a prefix match; a cut-off quote whose places all
-complete it to the same words (a phrase said again: "positive train c") takes
-the first, as the authors' rule does, and one that completes to different
-words ("I said n": "no", "nothing") is ambiguous.
+whole-word match wins over a prefix match.
 
-A quote that matches in two places that do not overlap, equally well (two
-exact or normalized occurrences, or two fuzzy windows with the same best
-score), is *ambiguous* and not aligned.
+A phrase said again: a quote that matches word for word (steps 1 and 2) in
+several places of a turn that are all the same words ("I said no" twice, a
+cut-off "positive train c" where "positive train control" is said twice)
+takes the first, as the authors' rule does; so does a short fit (step 3)
+whose places are all the same words. A quote that matches in two places
+with different words, equally well (a cut-off "I said n" for "no" and
+"nothing", two short fits, or two fuzzy windows with the same best score),
+is *ambiguous* and not aligned.
 
 **Which turn** (``locate_quote``; it returns a ``QuoteStatus`` for every
 quote): a quote filed under one turn is searched in the pair before a fuzzy
 match is accepted. Exact or normalized in its own turn: ``aligned`` there
 (even when the other turn has it too: the model's label decides). Else
 exact or normalized in the other turn: ``other_turn`` (the model filed it
-under the wrong speaker; a fuzzy echo of it in its own turn gets no span).
+under the wrong speaker; a fuzzy echo of it in its own turn gets no span),
+unless the quote has at most 3 units and matches there only with its last
+word cut off ("is a" for the other turn's "is abusing": two errors at once).
 Else a short fit (step 3) in its own turn: ``aligned``. Else the fuzzy
 matches of both turns: the better one wins (``other_turn`` when it is the
 other's): fewer unit edits to the quote (units added, left out or
@@ -211,10 +220,10 @@ WORD_FOR_WORD_PREFIX, FUZZY_PREFIX, SHORT_PREFIX = 1, 2, 3
 def prefix_ok(q_units: Sequence[str], letters: int = FUZZY_PREFIX) -> bool:
     """Whether a quote's last unit may be a prefix of the turn's unit (a word
     cut off mid-way): for a quote of >= 2 units whose last unit has >= ``letters``
-    letters. The authors' rule takes any proper prefix of the last word, in a
-    quote of any length (a one-word quote of one letter matches the first word
-    that starts with it): too short to be evidence on its own, a one-unit quote
-    is never cut off here."""
+    letters and that is not made of stop words only. The authors' rule takes any
+    proper prefix of the last word, in a quote of any length (a one-word quote of
+    one letter matches the first word that starts with it): too short to be
+    evidence on its own, a one-unit quote is never cut off here."""
     return len(q_units) >= 2 and len(q_units[-1]) >= letters
 
 
@@ -229,14 +238,13 @@ def _distinct(spans: List[Span]) -> List[Span]:
     return [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
 
 
-def _one_place(spans: List[Span], cut: bool) -> Optional[Span]:
-    """The place of a word-for-word match (in text order), or None; two places raise Ambiguous,
-    unless the quote's last word is cut off (``cut``) and every place completes it to the same
-    words (a phrase said again: "small busi" where "small businesses" occurs twice): then the
-    first, as the authors' rule takes it ("I said n" for "I said no" and "I said nothing" stays
-    ambiguous)."""
+def _one_place(spans: List[Span]) -> Optional[Span]:
+    """The place of a word-for-word match (in text order), or None. A phrase said again (every
+    place has the same words: "I said no" twice, or a cut-off "small busi" where "small
+    businesses" occurs twice) gives the first, as the authors' rule takes it; places with
+    different words raise Ambiguous ("I said n" for "I said no" and "I said nothing")."""
     spans = _distinct(spans)
-    if len(spans) > 1 and not (cut and len({tuple(span_units(s)[0]) for s in spans}) == 1):
+    if len(spans) > 1 and len({tuple(span_units(s)[0]) for s in spans}) > 1:
         raise Ambiguous()
     return spans[0] if spans else None
 
@@ -259,17 +267,16 @@ def exact_run(turn_span: Span, quote: str, prefix: bool) -> Optional[Span]:
         span = turn_span.doc.char_span(begin, begin + len(quote), alignment_mode="expand")
         if span is not None and span.start >= turn_span.start and span.end <= turn_span.end:
             (cut if in_word else full).append(span)
-    return _one_place(full or cut, not full)
+    return _one_place(full or cut)
 
 
 def normalized_run(turn_span: Span, q_units: List[str], prefix: bool) -> Optional[Span]:
     units, owners = span_units(turn_span)
     m = len(q_units)
     hits = _find_all(units, q_units)
-    cut = not hits and prefix
-    if cut:
+    if not hits and prefix:
         hits = [i for i in range(len(units) - m + 1) if _same(units[i : i + m], q_units, True)]
-    return _one_place([turn_span.doc[owners[h] : owners[h + m - 1] + 1] for h in hits], cut)
+    return _one_place([turn_span.doc[owners[h] : owners[h + m - 1] + 1] for h in hits])
 
 
 def _window_text(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> str:
@@ -287,7 +294,7 @@ def _edges(window: Sequence[str], q_units: Sequence[str], prefix: bool) -> int:
 
 
 def fuzzy_window(turn_span: Span, q_units: List[str], min_score: float, prefix: bool,
-                 n_words: Optional[int] = None) -> Optional[Tuple[Span, float]]:
+                 n_words: Optional[int] = None, ends: bool = False) -> Optional[Tuple[Span, float]]:
     from rapidfuzz import fuzz
 
     units, owners = span_units(turn_span)
@@ -308,8 +315,11 @@ def fuzzy_window(turn_span: Span, q_units: List[str], min_score: float, prefix: 
                 continue
             # a quote of 2-3 units: the units it shares with the window are evidence (step 3's strict rule:
             # the best window need not be the only place in the pair, so short_evidence does not loosen it)
-            if min(n, n_words or n) <= SHORT_UNITS[1] and not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)]):
-                continue
+            if min(n, n_words or n) <= SHORT_UNITS[1] and (
+                    not evidence([u for u in q_units if any(u == w or _form_of(u, w) for w in window)])
+                    or (not ends and _split(turn_span.doc, owners[i : i + length], [
+                        (j, j) for j in range(length) if window[j] in q_units], None))):
+                continue  # ... and, as there, no two of its words across a sentence end the quote lacks (``ends``)
             scored.append((score, -abs(length - n), i, i + length))
     if not scored:
         return None
@@ -374,8 +384,10 @@ def _stem(unit: str) -> str:
 
 
 def _form_of(unit: str, other: str) -> bool:
-    """Another form of the same word (step 3): the same crude stem."""
-    return unit != other and len(unit) >= 3 and len(other) >= 3 and _stem(unit) == _stem(other)
+    """Another form of the same word (step 3): the same crude stem; a stop word has no other forms
+    ("note" is not "not", "wed" not "we")."""
+    return (unit != other and len(unit) >= 3 and len(other) >= 3 and unit not in STOP_WORDS
+            and other not in STOP_WORDS and _stem(unit) == _stem(other))
 
 
 def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole: bool = False,
@@ -387,25 +399,41 @@ def evidence(kept: Sequence[str], swap: Optional[Tuple[str, str]] = None, whole:
     with a filler put in or a word left out) one frequent content word among
     >= 2 matching units. A lone matching unit only when it is not a frequent
     word and the quote's other word replaced a content word with a content
-    word (``swap``: the quote's, the turn's). "the thing", "you said" with a
-    word replaced, or "the process" for "election process" could be anywhere.
+    word (``swap``: the quote's, the turn's); a cut-off word ("") counts for
+    none. "the thing", "you said" with a word replaced, or "the process" for
+    "election process" could be anywhere.
     ``lenient`` (``short_evidence = "lenient"``, the default of ``locate_quote``)
     also takes matching units of two or more letters from two of the quote's
     words (``words``: "it was" of "it was across" for "It was all across"; not
     "U.S.", nor the "it is" of "it's easy") unless ``changed`` (the quote's
     unit that does not match replaced a word, is another word than a filler
     put in, or a matching word is another form: "who signed the" is not "who
-    is the"), and a lone word that is not a
-    frequent one whatever replaced its neighbour ("convince big" for
-    "convince them", and so also "the process" for "election process")."""
-    content = [u for u in kept if _content(u)]
-    if len(content) >= 2 or (whole and content and len(kept) >= 2):
+    is the"). A lone word wants a content word for a content word in both
+    settings ("she ran" of another pair is no "we ran")."""
+    matched = [u for u in kept if u]  # a cut-off word is no evidence of its own, nor a second unit
+    content = [u for u in matched if _content(u)]
+    if len(content) >= 2 or (whole and content and len(matched) >= 2):
         return True
     if lenient and words >= 2 and not changed:
         return True  # not for frequent words and a word of the quote's own: "who signed the" is no "who is the"
     if not any(u not in COMMON_WORDS for u in content):
         return False
-    return len(kept) >= 2 or (swap is not None and (lenient or (_content(swap[0]) and _content(swap[1]))))
+    return len(matched) >= 2 or (swap is not None and _content(swap[0]) and _content(swap[1]))
+
+
+_SENTENCE_END = frozenset(".?!")
+
+
+def _split(doc: Doc, owners: Sequence[int], matched: Sequence[Tuple[int, int]], ends: Optional[Sequence[bool]]) -> bool:
+    """Whether two matching units of a short quote that are neighbours in the quote and in the turn's
+    run (``matched``: (position in the run, the quote unit's index); ``owners``: the run's tokens) lie
+    on either side of a sentence end of the turn that the quote does not have: words next to each
+    other across a sentence end are no phrase ("process that takes" is not "process. That is")."""
+    for (a, qa), (b, qb) in zip(matched, matched[1:]):
+        if b == a + 1 and qb == qa + 1 and not (ends and ends[qa]) and owners[b] > owners[a] and (
+                _word_ends(doc[owners[a]].text) or any(doc[t].text in _SENTENCE_END for t in range(owners[a] + 1, owners[b]))):
+            return True
+    return False
 
 
 def filler(unit: str) -> bool:
@@ -420,12 +448,14 @@ def _one_word(doc, a: int, b: int) -> bool:
 
 
 def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
-               word_of: Optional[Sequence[int]] = None) -> List[Tuple[Span, int, int, float]]:
+               word_of: Optional[Sequence[int]] = None,
+               ends: Optional[Sequence[bool]] = None) -> List[Tuple[Span, int, int, float]]:
     """Every place in ``turns`` where a quote of 2-6 units is one edit from a run
     of 2-5 units (``align.py``'s module doc, step 3): (span, quote units
     matched, penalty, score). ``lenient``: ``short_evidence = "lenient"``;
     ``word_of``: per quote unit, its word (``unit_words``; None: each unit a
-    word of its own). Penalty 1: the quote's unit that does not match
+    word of its own); ``ends``: per quote unit, whether its word ends a sentence in the quote
+    (None: none does). Penalty 1: the quote's unit that does not match
     read as replacing the turn's unit although it is a ``filler`` (more likely
     put in: "just", "actually"), or as put in although it is not (more likely
     a replacement); else 0."""
@@ -459,10 +489,15 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
                     kept = [q_units[k] for k in kept_at] if fits else None
                     if other:
                         extra, swap = q_units[other[0]], (q_units[other[0]], window[other[0]])
+                    if kept and _split(turn_span.doc, owners[i : i + length], [(k, k) for k in kept_at], ends):
+                        continue
                 else:  # one unit added
                     added = [k for k in range(n) if _same(window, q_units[:k] + q_units[k + 1 :], prefix and k < n - 1)]
                     kept = list(window) if added else None
                     extra = q_units[added[0]] if added else None
+                    if added and _split(turn_span.doc, owners[i : i + length],
+                                        [(j, j + int(j >= added[0])) for j in range(length)], ends):
+                        continue
                     kept_at = [k for k in range(n) if not added or k != added[0]]
                 if kept and window[-1] != q_units[-1] and window[-1].startswith(q_units[-1]) and kept[-1] in (
                         q_units[-1], window[-1]):
@@ -484,9 +519,9 @@ def short_fits(turns: Sequence[Span], q_units: List[str], lenient: bool = False,
 # -- placing a quote ----------------------------------------------------------------
 
 DEFAULT_MIN_SCORE = 80.0
-# What the matching words of a short quote (steps 3 and 4) must be: "strict" places no quote of
-# another pair in the alignment benchmark, "lenient" finds more quotes with a word replaced
-# (docs/llm.md, "Alignment: measured").
+# What the matching words of a short quote (steps 3 and 4) must be: neither places a quote of
+# another pair in the alignment benchmark, "lenient" finds more quotes with a word added or left
+# out (docs/llm.md, "Alignment: measured").
 SHORT_EVIDENCE = ("lenient", "strict")
 DEFAULT_SHORT_EVIDENCE = "lenient"
 # How a quote fared (QuoteStatus.status).
@@ -560,6 +595,17 @@ def _word_for_word(turn_span: Span, quote: str) -> Optional[QuoteAlignment]:
     return None
 
 
+def _ends_inside(quote: str) -> bool:
+    """Whether a word of ``quote`` before its last ends a sentence ("process. That is")."""
+    words = [word for word in quote.split() if text_units(word)]
+    return any(_word_ends(word) for word in words[:-1])
+
+
+def _word_ends(word: str) -> bool:
+    """Whether a whitespace word ends a sentence (".", "?", "!", before closing quotes or brackets)."""
+    return word.rstrip("\"')”’").endswith(tuple(_SENTENCE_END))
+
+
 def _n_words(quote: str) -> int:
     """How many whitespace words of ``quote`` hold a unit."""
     return sum(1 for word in quote.split() if text_units(word))
@@ -573,14 +619,19 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
         return _inner_filler_fit(turns, quote, lenient)
     if n_words > SHORT_UNITS[1] + 1:
         return None  # not a quote of 2-3 words (one more when a word was added)
-    places = short_fits(turns, text_units(quote), lenient, unit_words(quote))
+    words = quote.split()
+    ends = [_word_ends(words[k]) for k in unit_words(quote)]
+    places = short_fits(turns, text_units(quote), lenient, unit_words(quote), ends)
     if not places:
         return None
     most = max(p[1] for p in places)
     places = sorted((p for p in places if p[1] == most), key=lambda p: (p[0].start, p[0].end))
     distinct = [p for k, p in enumerate(places) if k == 0 or p[0].start >= places[k - 1][0].end]
-    if len(distinct) != 1:
+    if len({tuple(span_units(p[0])[0]) for p in distinct}) > 1:
         return None
+    if len(distinct) > 1:  # the same words said again: the first place, in the stated turn (``turns[0]``) if there
+        first = min(distinct, key=lambda p: (not (turns[0].start <= p[0].start < turns[0].end), p[0].start))[0]
+        places = [p for p in places if p[0].start < first.end and p[0].end > first.start]
     best = max(places, key=lambda p: (-p[2], p[3], p[0].end - p[0].start))
     return QuoteAlignment(best[0], "short", best[3])
 
@@ -615,8 +666,9 @@ def _inner_filler_fit(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
 
 
 def _pair_turns(turn_span: Span) -> List[Span]:
+    """``turn_span`` and, in a pair Doc, the other turn."""
     if TURNS_KEY in turn_span.doc.spans and len(turn_span.doc.spans[TURNS_KEY]) == 2:
-        return list(get_turns(turn_span.doc))
+        return sorted(get_turns(turn_span.doc), key=lambda t: t.start != turn_span.start)
     return [turn_span]
 
 
@@ -640,7 +692,7 @@ def align_quote(
             short = _uniqueshort_fits(_pair_turns(turn), quote, lenient)
             if short is not None and short.start >= turn.start and short.end <= turn.end:
                 return short
-            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units), _n_words(quote))
+            window = fuzzy_window(turn, q_units, min_score, prefix_ok(q_units), _n_words(quote), _ends_inside(quote))
             found = QuoteAlignment(window[0], "fuzzy", window[1]) if window else None
     except Ambiguous:
         return None
@@ -712,7 +764,7 @@ def locate_quote(
         return QuoteStatus(quote, side, AMBIGUOUS)
     if asked is not None:
         return _status(quote, side, ALIGNED, asked, side)
-    if elsewhere is not None:  # word for word only in the other turn
+    if elsewhere is not None and not _short_cut(elsewhere, quote):  # word for word only in the other turn
         if isinstance(elsewhere, Ambiguous):
             return QuoteStatus(quote, side, NOT_FOUND)
         return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
@@ -725,7 +777,8 @@ def locate_quote(
     q_units = text_units(quote)
     for name in (side, other):
         try:
-            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units), _n_words(quote))
+            found = fuzzy_window(turns[name], q_units, min_score, prefix_ok(q_units), _n_words(quote),
+                                 _ends_inside(quote))
             fuzzy_found[name] = QuoteAlignment(found[0], "fuzzy", found[1]) if found else None
         except Ambiguous as err:
             fuzzy_found[name] = err
@@ -744,6 +797,15 @@ def locate_quote(
     if isinstance(elsewhere, Ambiguous):
         return QuoteStatus(quote, side, NOT_FOUND)
     return _status(quote, side, OTHER_TURN, elsewhere, other, use_other_turn)
+
+
+def _short_cut(found: object, quote: str) -> bool:
+    """Whether a word-for-word match (or Ambiguous) of a quote of at most 3 units reads its last
+    unit as a cut-off word: in the other turn that is two errors at once ("is a" of another pair
+    is no "is abusing" there)."""
+    q_units = text_units(quote)
+    return (isinstance(found, QuoteAlignment) and len(q_units) <= SHORT_UNITS[1]
+            and span_units(found.span)[0][-1] != q_units[-1])
 
 
 def _status(quote: str, side: str, status: str, found: QuoteAlignment, side_found: str,

@@ -89,15 +89,20 @@ def test_other_turn_kept_or_dropped(nlp):
 
 def test_ambiguous(nlp):
     doc, first, _ = pair(nlp, "I said no. And then I said no again.", "No?")
-    assert align_quote(first, "I said no") is None
-    assert locate_quote(doc, "I said no", "first").status == "ambiguous"
-    # normalized: twice in the turn
-    assert locate_quote(doc, "i SAID no", "first").status == "ambiguous"
-    # fuzzy: two equally good windows
+    # word for word twice (the same words said again): the first, as the authors' rule
+    assert align_quote(first, "I said no").span.start == 0
+    status = locate_quote(doc, "I said no", "first")
+    assert (status.status, status.start, status.end) == ("aligned", 0, 3)
+    status = locate_quote(doc, "i SAID no", "first")  # normalized, twice in the turn
+    assert (status.status, status.method, status.start, status.end) == ("aligned", "normalized", 0, 3)
+    # short step, the same words twice: the first
     doc2, first2, _ = pair(nlp, "We won the big game. Then we won the big game again.", "You won.")
+    assert align_quote(first2, "we won big game").span.text == "We won the big game"
+    # fuzzy: two equally good windows with different words
+    doc2, first2, _ = pair(nlp, "We won the big game. Then we won our big game again.", "You won.")
     assert align_quote(first2, "we won big game") is None
     assert locate_quote(doc2, "we won big game", "first").status == "ambiguous"
-    assert align_quote(first2, "we won big game again").span.text == "we won the big game again"
+    assert align_quote(first2, "we won big game again").span.text == "we won our big game again"
     # one occurrence is fine
     assert align_quote(first, "I said no again").span.text == "I said no again"
 
@@ -160,10 +165,15 @@ def test_the_better_turn_wins_and_a_tie_is_ambiguous(nlp):
     doc, _, second = pair(nlp, "No, the flight was coming from Brazil.", "Coming from Brazil, OK.")
     status = locate_quote(doc, "coming from Brazil", "second")
     assert (status.status, status.side_found) == ("aligned", "second") and status.start == second.start
-    # equally good (fuzzy) in both turns: ambiguous, no span
-    doc, _, _ = pair(nlp, "Turkey is garbage. That is what he said.", "Turkey is garbage? Really?")
+    # the same words in both turns with a filler put in (short step): the turn the model named
+    doc, first, second = pair(nlp, "Turkey is garbage. That is what he said.", "Turkey is garbage? Really?")
+    for side, turn in (("first", first), ("second", second)):
+        status = locate_quote(doc, "Turkey is really garbage", side)
+        assert (status.status, status.method, status.start) == ("aligned", "short", turn.start)
+    # equally good (fuzzy) in both turns, with different words: ambiguous, no span
+    doc, _, _ = pair(nlp, "Turkey is pure garbage. That is what he said.", "Turkey is mere garbage? Really?")
     for side in ("first", "second"):
-        assert locate_quote(doc, "Turkey is really garbage", side).status == "ambiguous"
+        assert locate_quote(doc, "Turkey is total garbage", side).status == "ambiguous"
 
 
 @pytest.mark.parametrize("quote,side,expected", [
@@ -245,7 +255,6 @@ def test_short_quote_with_one_word_added_or_replaced(nlp, quote, side, expected)
     "the senate voted",  # none of its words in the pair
     "Russia did",  # "Russia" alone, and "did" (a stop word) is no rewording of "stepped"
     "U.S. economy",  # "U.S. back": two one-letter units are no evidence, even lenient
-    "stepped in really",  # one edit, but in two places (the guest's and the host's "stepped in")
 ])
 @pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
 def test_short_quote_refused_without_evidence_or_when_not_unique(nlp, quote, evidence):
@@ -295,8 +304,6 @@ def test_invented_short_quote_placed_nowhere(nlp, quote, evidence):
     (RUSSIA, "and when they", "second", "And when"),
     # two stop words, a word left out ("all" of "It was all across")
     (FOUR_MILES, "it was across", "second", "It was all across"),
-    # a lone rare word whose neighbour was replaced by a word of another kind ("they" for "allegedly")
-    (FOUR_MILES, "they stole", "first", "allegedly stole"),
 ])
 def test_lenient_evidence_places_what_strict_refuses(nlp, text, quote, side, expected):
     doc, _, _ = pair(nlp, *text)
@@ -420,3 +427,86 @@ def test_short_quote_with_a_contraction_or_hyphen(nlp, quote, expected):
     status = locate_quote(doc, quote, "first")
     assert (status.status, status.method) == ("aligned", "short")
     assert doc[status.start : status.end].text == expected
+
+
+# Evidence of a place, issue 50's last stretch: quotes of other pairs of the same program that the
+# benchmark placed.
+PROGRAM = ("We ran the numbers: it is worth $89 billion, and the administration has a plan. It is a process. "
+           "That is what they do in their election process.",
+           "I think what they're doing in my childhood town is fine. It doesn't appear to be.")
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+@pytest.mark.parametrize("quote", [
+    "she ran.",  # "We ran": a lone rare word, a stop word replaced by a stop word
+    "a billion",  # "$89 billion"
+    "the process",  # "election process": a stop word for a content word
+    "administration is",  # "administration has"
+    "new childhood.",  # "my childhood": a content word for a stop word
+])
+def test_a_lone_word_needs_a_content_word_for_a_content_word(nlp, evidence, quote):
+    doc, _, _ = pair(nlp, *PROGRAM)
+    for side in ("first", "second"):
+        assert not locate_quote(doc, quote, side, short_evidence=evidence).kept
+    # with a content word for a content word it is a reworded phrase
+    status = locate_quote(doc, "electoral process", "first", short_evidence=evidence)
+    assert doc[status.start : status.end].text == "election process"
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_a_stop_word_has_no_other_forms(nlp, evidence):
+    # "note" is no form of "not" (their crude stems are alike), so this is two words replaced
+    doc, _, _ = pair(nlp, *PROGRAM)
+    assert not locate_quote(doc, "note appeared. It", "second", short_evidence=evidence).kept
+    status = locate_quote(doc, "not appeared to", "second", short_evidence=evidence)  # a form of "appear"
+    assert doc[status.start : status.end].text == "n't appear to"
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_neighbours_across_a_sentence_end_are_no_phrase(nlp, evidence):
+    doc, _, _ = pair(nlp, *PROGRAM)
+    assert not locate_quote(doc, "process that takes", "first", short_evidence=evidence).kept
+    status = locate_quote(doc, "process. That takes", "first", short_evidence=evidence)  # the quote has it too
+    assert doc[status.start : status.end].text == "process. That is"
+    # turns given as words (ContextDeP's tokens): the sentence end is part of the word "process."
+    doc = make_pair_doc(nlp, "It is a process. That is what we do.".split(), "OK.".split())
+    assert not locate_quote(doc, "process that takes", "first", short_evidence=evidence).kept
+    assert locate_quote(doc, "a process that", "first", short_evidence=evidence).kept  # no sentence end inside
+
+
+@pytest.mark.parametrize("evidence", SHORT_EVIDENCE)
+def test_a_cut_off_word_is_no_second_matching_word(nlp, evidence):
+    # "think the" as "think what they're" with "what" left out and "the" cut from "they": only "think"
+    # (a frequent word) matches
+    doc, _, _ = pair(nlp, *PROGRAM)
+    assert not locate_quote(doc, "think the", "second", short_evidence=evidence).kept
+
+
+@pytest.mark.parametrize("quote,expected", [("be a", "be another"), ("for the", "for them"), ("is a", "is abusing")])
+def test_a_short_quote_cut_off_only_in_the_other_turn_is_not_placed(nlp, quote, expected):
+    doc, _, _ = pair(nlp, "They will be another country for them. This is abusing.", "OK, then.")
+    assert not locate_quote(doc, quote, "second").kept  # a cut word and the wrong turn: two errors at once
+    status = locate_quote(doc, quote, "first")  # in its own turn: the authors' rule
+    assert doc[status.start : status.end].text == expected
+    # a longer quote cut off in the other turn is placed there
+    status = locate_quote(doc, "will be another coun", "second")
+    assert (status.status, doc[status.start : status.end].text) == ("other_turn", "will be another country")
+
+
+@pytest.mark.parametrize("quote", ["the night just shift?", "THE NIGHT SHIFT"])
+def test_the_same_words_said_again_give_the_first_place(nlp, quote):
+    # word for word (normalized) or one edit (short step) from "the night shift", said twice: the first
+    doc, first, _ = pair(nlp, "We worked the night shift. Then the night shift again.", "OK.")
+    status = locate_quote(doc, quote, "first")
+    assert (status.status, doc[status.start : status.end].text, status.start) == ("aligned", "the night shift", 2)
+
+
+@pytest.mark.parametrize("side", ["first", "second"])
+def test_the_same_words_in_both_turns_give_the_quotes_own_turn(nlp, side):
+    # one edit from "stepped in", which the guest and the host both said: the turn the model named
+    doc, first, second = pair(nlp, *RUSSIA)
+    turn = first if side == "first" else second
+    status = locate_quote(doc, "stepped in really", side)
+    assert (status.status, status.side_found) == ("aligned", side)
+    assert turn.start <= status.start and doc[status.start : status.end].text == "stepped in"
+    assert align_quote(turn, "stepped in really").span.start == status.start

@@ -104,19 +104,19 @@ def test_wrong_turn_quote_kept_in_the_turn_it_is_in(tmp_path):
 def test_short_evidence_setting_reaches_the_alignment_and_is_saved(tmp_path):
     a = "It was taken from a satellite, and they think the police allegedly stole the tapes."
     b = "No warning. It was all across the roadway at the time."
-    # "they stole" for "allegedly stole": a lone rare word, its neighbour replaced by a word of another kind
-    said = answer(True, ["they stole"], ["No warning"])
+    # "it was across" for "It was all across": two stop words, a word left out (lenient evidence only)
+    said = answer(True, ["allegedly stole"], ["it was across"])
     records = [{"match": "", "texts": [said]}]
     doc = replay_nlp(tmp_path, records)(make_pair_doc(spacy.blank("en"), a, b))  # lenient: the default
     assert [q["status"] for q in llm_details(doc)["samples"][0]["quotes"]] == ["aligned", "aligned"]
-    assert [s.text for s in doc.spans["paraphrase"]] == ["allegedly stole", "No warning"]
+    assert [s.text for s in doc.spans["paraphrase"]] == ["allegedly stole", "It was all across"]
     nlp = replay_nlp(tmp_path, records, factory="paraphrase_llm", short_evidence="strict")
     nlp.to_disk(tmp_path / "pipe")
     loaded = spacy.load(tmp_path / "pipe")
     assert loaded.get_pipe("paraphrase_llm").task.short_evidence == "strict"
     doc = loaded(make_pair_doc(loaded, a, b))
-    assert [q["status"] for q in llm_details(doc)["samples"][0]["quotes"]] == ["not_found", "aligned"]
-    assert [s.text for s in doc.spans["paraphrase"]] == ["No warning"]
+    assert [q["status"] for q in llm_details(doc)["samples"][0]["quotes"]] == ["aligned", "not_found"]
+    assert [s.text for s in doc.spans["paraphrase"]] == ["allegedly stole"]
     with pytest.raises(ValueError, match="short_evidence"):
         replay_nlp(tmp_path, records, short_evidence="loose")
     with pytest.raises(ValueError, match="short_evidence"):
