@@ -333,6 +333,6 @@ def test_a_long_turn_below_the_limit_is_windowed_in_time_linear_in_its_length():
     started = time.perf_counter()
     plan = encode_pairs(tokenizer, [doc], max_length=16)
     assert time.perf_counter() - started < 3.0
-    assert plan.rows == [889]
+    assert plan.windows_per_doc == [889]
     lengths = plan.align.lengths.tolist()
     assert all(n > 0 for n in lengths[:-1])  # every word of both turns has its pieces
