@@ -33,16 +33,13 @@ def test_alignment_on_contextdep_dev(evidence):
     assert summary["ours_mean_jaccard_per_span_unique"] >= summary["ours_mean_jaccard_per_span"]
     assert "short_replaced" in markdown(result) and "Unique place" in markdown(result)
     assert f"| {evidence} |" in bars([result])
-    invented = summary["ours_invented_aligned"]
-    if evidence == "strict":  # quotes of other pairs: of issue 38's kinds placed nowhere; of the same program's
-        # at most 2 of 512 ("be a" at "be another", which the authors' rule takes too: a cut-off "be another")
-        assert kinds["not_in_text"]["ours_aligned"] == 0 and kinds["not_in_text_short"]["ours_aligned"] == 0
-        assert invented <= 2
-    else:  # the trade (docs/llm.md): replaced quotes found, a few quotes of other pairs placed
-        assert kinds["short_replaced"]["ours_found_unique"] >= 0.85
-        # 3 of 1774 (issue 50): "be a" at "be another" (as the authors' rule), a lone rare word ("-- you obviously"
-        # at "is obviously"), forms of a word and a contraction ("note appeared. It" at "doesn't appear to")
-        assert invented <= 3
+    # no quote of another pair is placed, with either setting; the price (docs/llm.md, "Alignment: measured"):
+    # 2-word quotes with one word replaced whose only other word is rare ("convince big" for "convince them")
+    # are no longer placed either: found at 19 of 25 unique places on dev, where 22 were when a lone rare word
+    # was evidence enough (it also placed "she ran." at "we ran")
+    assert summary["ours_invented_aligned"] == 0
+    assert kinds["not_in_text"]["ours_aligned"] == 0 and kinds["not_in_text_short"]["ours_aligned"] == 0
+    assert kinds["short_replaced"]["ours_found_unique"] >= 0.75
 
 
 def test_issue_50_kinds():
