@@ -112,7 +112,6 @@ other turn is not used (two errors at once).
 """
 import dataclasses
 import os
-import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.lang.en.stop_words import STOP_WORDS
@@ -120,6 +119,7 @@ from spacy.tokens import Doc, Span
 
 from ..pair_doc import TURNS_KEY, get_turns
 from .common_words import COMMON_WORDS
+from .quote_units import span_units, text_units, unit_words
 
 # -- how a quote's words match a run of a turn's words: the units a quote and a turn
 # are compared in, the authors' last-word-prefix rule, word forms, and the per-turn
@@ -132,70 +132,10 @@ SHORT_UNITS = (2, 3)
 # hyphens has more than 3 ("it's a wand", "this I-35 stretch", "that's essentially laboratory-made")
 SHORT_RUN = (2, 5)
 
-_QUOTE_CHARS = str.maketrans({
-    "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u02bc": "'", "\u2032": "'", "`": "'",
-    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"',
-})
-_EDGE_PUNCT = " .,;:!?\"()[]{}<>-\u2013\u2014\u2026*"
-_UNIT = re.compile(r"[^\W_]+", re.UNICODE)
-# Contraction endings, as spaCy's English tokenizer exceptions norm them.
-_SUFFIXES = (
-    ("n't", "not"), ("'ve", "have"), ("'re", "are"), ("'ll", "will"), ("'m", "am"), ("'d", "would"), ("'s", "is"),
-)
-_WHOLE = {"can't": "can not", "cannot": "can not", "won't": "will not", "shan't": "shall not", "ain't": "is not",
-          "gonna": "going to", "wanna": "want to", "gotta": "got to", "y'all": "you all", "let's": "let us"}
-
-
-def _expand(text: str) -> str:
-    """Lower-case, straighten quotes, expand contractions."""
-    text = text.lower().translate(_QUOTE_CHARS).strip(_EDGE_PUNCT)
-    if text in _WHOLE:
-        return _WHOLE[text]
-    for suffix, full in _SUFFIXES:
-        if text.endswith(suffix) and len(text) >= len(suffix):
-            head = text[: -len(suffix)]
-            if suffix == "n't" and head in ("ca", "wo", "sha"):
-                head = {"ca": "can", "wo": "will", "sha": "shall"}[head]
-            return f"{head} {full}"
-    return text
-
-
-def text_units(text: str) -> List[str]:
-    """The units of a string (``align.py``'s module doc, step 2)."""
-    units: List[str] = []
-    for word in text.split():
-        units.extend(_UNIT.findall(_expand(word)))
-    return units
-
-
-def unit_words(text: str) -> List[int]:
-    """Per unit of ``text_units(text)``, the index of the whitespace word it
-    comes from ("It's easy" -> it, is, easy -> 0, 0, 1)."""
-    return [k for k, word in enumerate(text.split()) for _ in _UNIT.findall(_expand(word))]
-
-
 def _words(q_units: Sequence[str], kept_at: Sequence[int], word_of: Optional[Sequence[int]]) -> int:
     """How many of the quote's words the matching units (``kept_at``) of >= 2 letters come from
     (``word_of``: ``unit_words``; None: each unit a word of its own)."""
     return len({(word_of[k] if word_of is not None else k) for k in kept_at if len(q_units[k]) >= 2})
-
-
-def _token_units(token) -> List[str]:
-    norm = token.norm_
-    # spaCy's tokenizer splits "you've" into "you" + "'ve" (norm "have")
-    source = norm if norm and norm != token.lower_ and norm.isalpha() else token.text
-    return _UNIT.findall(_expand(source))
-
-
-def span_units(span: Span) -> Tuple[List[str], List[int]]:
-    """The units of a span's tokens and, per unit, its token's index in the Doc."""
-    units: List[str] = []
-    owners: List[int] = []
-    for token in span:
-        for unit in _token_units(token):
-            units.append(unit)
-            owners.append(token.i)
-    return units, owners
 
 
 class Ambiguous(Exception):
