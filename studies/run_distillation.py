@@ -62,14 +62,14 @@ def train(config: str, train_path: Path, dev_path: Path, out: Path, steps: int, 
 
 
 def decisions(nlp, docs) -> List[Dict[str, object]]:
-    """Each pair's decision and highlighted tokens per turn, as the pipeline
-    ships (its own thresholds)."""
+    """Each processed pair's decision and highlighted tokens per turn, as the
+    pipeline ships (its own thresholds)."""
     from spacy_paraphrase import get_turns
 
     pipe = nlp.get_pipe("paraphrase_spans")
     threshold, key, label = pipe.cfg["threshold"], pipe.cfg["spans_key"], pipe.cfg["cats_key"]
     out = []
-    for doc in nlp.pipe(docs, batch_size=8):
+    for doc in docs:
         flags = numpy.zeros((len(doc),), dtype=bool)
         for span in doc.spans.get(key, []):
             flags[span.start:span.end] = True
@@ -105,8 +105,10 @@ def main(argv=None) -> int:
 
     import spacy
 
+    from spacy.scorer import Scorer
+
+    from spacy_paraphrase.cli._util import process
     from spacy_paraphrase.corpus import PairCorpus
-    from spacy_paraphrase.evaluation import evaluate_pipeline
 
     work = args.work.resolve()
     corpus = work / "corpus"
@@ -143,7 +145,8 @@ def main(argv=None) -> int:
     for name, path in systems.items():
         nlp = spacy.load(path)
         examples = list(PairCorpus(dev_path)(nlp))
-        scores = evaluate_pipeline(nlp, examples)  # on copies of the examples
+        examples = process(nlp, examples, 8)  # the pipeline runs once; scored and read from the same Docs
+        scores = Scorer(nlp=nlp).score(examples)
         result["dev_pairs"] = len(examples)
         result["systems"][name] = {k: scores.get(k) for k in ("pair_acc", "pair_f", "jaccard_first", "jaccard_second")}
         picked[name] = decisions(nlp, [eg.predicted for eg in examples])
