@@ -42,7 +42,7 @@ def pair_error(doc: Doc, spans_key: str) -> Optional[str]:
     """Why the component gave a pair no score: the error of an LLM request
     that failed after its retries (``attrs["llm"]["error"]`` with no parsed
     sample), else None."""
-    group = doc.spans.get(spans_key) if spans_key in doc.spans else None
+    group = doc.spans.get(spans_key)
     details = group.attrs.get("llm") if group is not None else None
     if isinstance(details, Mapping) and details.get("error") and details.get("pair_score") is None:
         return str(details["error"])

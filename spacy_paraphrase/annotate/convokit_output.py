@@ -34,7 +34,7 @@ UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes 
     "paraphrase_spans": str(list),
     "source_spans": str(list),
 }
-PROB_KEYS = {"paraphrase_probs": "<class 'list'>", "source_probs": "<class 'dict'>"}
+PROB_KEYS = {"paraphrase_probs": str(list), "source_probs": str(dict)}
 CONVERSATION_KEYS = {"pairs": "<class 'int'>", "paraphrases": "<class 'int'>", "skipped": "<class 'int'>"}
 
 

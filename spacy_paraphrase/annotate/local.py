@@ -101,7 +101,7 @@ def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional
     files = corpus.files()
     return {
         "input": {"path": str(corpus.path.resolve()),
-                  "files": [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]},
+                  "files": [[p.name, stat.st_size, stat.st_mtime_ns] for p, stat in ((p, p.stat()) for p in files)]},
         "model": model_signature(model),
         "source": corpus.options.as_dict(),
         "with_probs": with_probs,

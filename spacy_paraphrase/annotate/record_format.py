@@ -192,13 +192,15 @@ def _words(scored: List[Tuple[int, int, float]], turn: Turn, base: int) -> List[
 class Scored(NamedTuple):
     """A processed pair Doc with what its record is read from: the pair it
     was built from, the pipeline's readout, its span group, where each turn
-    starts in the Doc's text, and whether words are written."""
+    starts in the Doc's text, the second turn's first token, and whether
+    words are written."""
 
     doc: Doc
     pair: TurnPair
     readout: Readout
     group: SpanGroup
     bases: Tuple[int, int]
+    second_start: int
     with_probs: bool
 
     @property
@@ -221,9 +223,8 @@ class RecordField:
 
 
 def _turn_spans(s: Scored) -> List[Dict[str, Any]]:
-    second_start = get_turns(s.doc)[1].start
     return _spans(s.doc, s.group, (s.pair.first, s.pair.second), s.bases,
-                  lambda i: "first" if i < second_start else "second")
+                  lambda i: "first" if i < s.second_start else "second")
 
 
 def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
@@ -257,15 +258,16 @@ def make_record(doc: Doc, pair: TurnPair, readout: Readout, *, with_probs: bool 
     """The annotate record of a pair Doc built from ``pair`` and processed
     by the pipeline whose readout is ``readout`` (module doc;
     ``RECORD_FIELDS``): the decision and the margin are the readout's."""
-    group = doc.spans.get(readout.spans_key) if readout.spans_key in doc.spans else None
+    group = doc.spans.get(readout.spans_key)
     if group is None or "pair_score" not in group.attrs:
         raise ValueError(
             f"doc.spans[{readout.spans_key!r}] has no pair score: run a paraphrase_spans component "
             "with this spans_key on the Doc first."
         )
+    turns = get_turns(doc)
     bases = tuple(_turn_base(doc, span, turn.text, side)
-                  for span, turn, side in zip(get_turns(doc), (pair.first, pair.second), SIDES))
-    scored = Scored(doc, pair, readout, group, bases, with_probs)  # type: ignore[arg-type]
+                  for span, turn, side in zip(turns, (pair.first, pair.second), SIDES))
+    scored = Scored(doc, pair, readout, group, bases, turns[1].start, with_probs)  # type: ignore[arg-type]
     record: Dict[str, Any] = {}
     for f in RECORD_FIELDS:
         value = f.value(scored)

@@ -238,7 +238,11 @@ def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conve
 
 
 def _convokit_files(path: Path) -> List[Path]:
-    folder = convokit_folder(path) or path.parent
+    """The files of a ConvoKit corpus that are read; a file named on its own
+    (``--format convokit FILE``) is that file."""
+    folder = convokit_folder(path)
+    if folder is None:
+        return [path]
     return [folder / name for name in sorted(CONVOKIT_READ) if (folder / name).is_file()]
 
 

@@ -167,6 +167,19 @@ def test_convokit_missing_file_is_a_clear_error(tmp_path):
         list(read_convokit(tmp_path))
 
 
+def test_convokit_files_of_a_folder_and_of_a_file_named_on_its_own(tmp_path):
+    """What a run fingerprints (resume) and keeps its outputs apart from: a
+    corpus folder's read files, or the one file named with ``--format convokit``."""
+    from spacy_paraphrase.dialogs.readers import reader_for
+
+    folder = convokit_dir(tmp_path, [utt("a0", "A", "H", "ok")])
+    files = reader_for("convokit").files
+    assert files(folder) == files(folder / "utterances.jsonl") == [folder / "utterances.jsonl"]
+    other = folder / "talks.jsonl"
+    other.write_text((folder / "utterances.jsonl").read_text())
+    assert files(other) == [other]
+
+
 # -- MediaSum ---------------------------------------------------------------------
 
 
