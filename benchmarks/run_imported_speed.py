@@ -34,7 +34,6 @@ weights: speed and agreement mechanics, never quality.
 """
 import argparse
 import datetime
-import json
 import platform
 import statistics
 import sys

@@ -47,17 +47,18 @@ def run(cmd: List[str]) -> None:
 
 
 def train(config: str, train_path: Path, dev_path: Path, out: Path, steps: int, seed: int) -> Optional[float]:
-    """``spacy train`` for ``steps`` optimizer steps; seconds taken (None when
-    ``out`` was trained before)."""
+    """``spacy train`` for ``steps`` optimizer steps; seconds taken (as
+    recorded when ``out`` was trained before; None if not recorded)."""
+    timing = out / "train_seconds.json"
     if (out / "model-best").exists():
-        return None
+        return json.loads(timing.read_text())["seconds"] if timing.exists() else None
     start = time.time()
     run([sys.executable, "-m", "spacy", "train", str(REPO / "configs" / f"{config}.cfg"), "--output", str(out),
          "--paths.train", str(train_path), "--paths.dev", str(dev_path), "--system.seed", str(seed),
          "--training.max_epochs", "0", "--training.max_steps", str(steps),
          "--training.optimizer.learn_rate.total_steps", str(steps)])
     seconds = time.time() - start
-    (out / "train_seconds.json").write_text(json.dumps({"seconds": seconds}))
+    timing.write_text(json.dumps({"seconds": seconds}))
     return seconds
 
 
@@ -66,15 +67,14 @@ def decisions(nlp, docs) -> List[Dict[str, object]]:
     pipeline ships (its own thresholds)."""
     from spacy_paraphrase import get_turns
 
-    pipe = nlp.get_pipe("paraphrase_spans")
-    threshold, key, label = pipe.cfg["threshold"], pipe.cfg["spans_key"], pipe.cfg["cats_key"]
+    readout = nlp.get_pipe("paraphrase_spans").readout
     out = []
     for doc in docs:
         flags = numpy.zeros((len(doc),), dtype=bool)
-        for span in doc.spans.get(key, []):
+        for span in doc.spans.get(readout.spans_key, []):
             flags[span.start:span.end] = True
         first, second = get_turns(doc)
-        out.append({"pair": doc.cats[label] >= threshold,
+        out.append({"pair": readout.is_paraphrase(doc.cats[readout.cats_key]),
                     "first": flags[first.start:first.end], "second": flags[second.start:second.end]})
     return out
 
@@ -109,6 +109,8 @@ def main(argv=None) -> int:
 
     from spacy_paraphrase.cli._util import process
     from spacy_paraphrase.corpus import PairCorpus
+
+    from .run_quantize import write_json
 
     work = args.work.resolve()
     corpus = work / "corpus"
@@ -152,10 +154,9 @@ def main(argv=None) -> int:
         picked[name] = decisions(nlp, [eg.predicted for eg in examples])
         if name != "teacher":
             result["systems"][name].update(agreement(picked[name], picked["teacher"]))
-    text = json.dumps(result, indent=1)
-    print(text)
+    print(json.dumps(result, indent=2))
     if args.output:
-        args.output.write_text(text + "\n")
+        write_json(result, str(args.output))
     return 0
 
 

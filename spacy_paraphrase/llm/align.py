@@ -560,8 +560,9 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
     if n_words > SHORT_UNITS[1] + 1:
         return None  # not a quote of 2-3 words (one more when a word was added)
     words = quote.split()
-    ends = [_word_ends(words[k]) for k in unit_words(quote)]
-    places = short_fits(turns, text_units(quote), lenient, unit_words(quote), ends)
+    word_of = unit_words(quote)
+    ends = [_word_ends(words[k]) for k in word_of]
+    places = short_fits(turns, text_units(quote), lenient, word_of, ends)
     if not places:
         return None
     most = max(p[1] for p in places)

@@ -23,9 +23,9 @@ from spacy.training import Example
 from tqdm import tqdm
 
 from ..metrics import jaccard
-from ..pair_doc import copy_pair_doc, get_turns, make_pair_doc, runs_to_spans
+from ..pair_doc import PARAPHRASE_LABEL, copy_pair_doc, get_turns, make_pair_doc, runs_to_spans
 from ..words import token_map
-from .readout import PARAPHRASE_LABEL, SOURCE_LABEL, Readout
+from .readout import SOURCE_LABEL, Readout
 
 
 def has_word_character(text: str) -> bool:

@@ -94,7 +94,7 @@ class VoteShareMap:
         """``pair_score_rule``: the rule the map was fitted with (default: this version's)."""
         self.pair_score_rule = pair_score.RULE if pair_score_rule is None else pair_score_rule
         check_vote_share_map({"features": list(features), "coef": list(coef), "intercept": intercept,
-                              "pair_score_rule": self.pair_score_rule})
+                              "pair_score_rule": self.pair_score_rule}, warn_stale=False)
         self.features = tuple(features)
         self.coef = numpy.asarray(coef, dtype="float64")
         self.intercept = float(intercept)
@@ -120,10 +120,11 @@ class VoteShareMap:
         return float(self.predict([pair_features(doc, probs)])[0])
 
 
-def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
+def check_vote_share_map(cfg: Optional[Mapping[str, object]], warn_stale: bool = True) -> None:
     """Raise ValueError unless ``cfg`` is None or a valid map's cfg; warn
-    (``StaleVoteShareMap``) when the map was fitted with another pair-score
-    rule than this version's."""
+    (``StaleVoteShareMap``, ``warn_stale``) when the map was fitted with
+    another pair-score rule than this version's: once, where a readout takes
+    the map, not again for each map built from it."""
     if cfg is None:
         return
     if not isinstance(cfg, Mapping) or not MAP_KEYS <= set(cfg) <= MAP_KEYS | {"pair_score_rule"}:
@@ -141,7 +142,7 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]]) -> None:
     rule = cfg.get("pair_score_rule", UNRECORDED_RULE)
     if not isinstance(rule, str):
         raise ValueError(f"vote_share_map: pair_score_rule must be a string, got {rule!r}")
-    if rule != pair_score.RULE:
+    if warn_stale and rule != pair_score.RULE:
         warnings.warn(
             f"The vote_share_map was fitted with the pair-score rule {rule!r}, this version computes "
             f"{pair_score.RULE!r}: its vote shares are stale; refit it with `tune --key vote_share`.",

@@ -84,6 +84,12 @@ def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another(m
         with pytest.warns(StaleVoteShareMap, match=r"fitted with the pair-score rule '[\w.]+', this version "
                                                     r"computes 'another_rule\.v2'.*tune --key vote_share"):
             Readout(vote_share_map=saved)
+    with warnings.catch_warnings(record=True) as caught:  # once per readout, not once per Doc's map
+        warnings.simplefilter("always")
+        stale = Readout(vote_share_map=cfg)
+        for _ in range(3):
+            VoteShareMap.from_cfg(stale.vote_share_map)
+    assert [w.category for w in caught] == [StaleVoteShareMap]
     assert fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)]).to_cfg()["pair_score_rule"] == "another_rule.v2"
     with pytest.raises(ValueError, match="pair_score_rule must be a string"):
         Readout(vote_share_map=dict(cfg, pair_score_rule=2))
