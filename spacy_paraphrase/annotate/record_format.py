@@ -6,8 +6,9 @@ the local engine, the Ray engine, ConvoKit output, ``visualize`` and
 a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
 
 - ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
-  where its value comes from; ``make_record`` and the ConvoKit output's keys
-  are read from it.
+  where its value comes from; ``make_record``, the ConvoKit output's keys and
+  the readers of records (``visualize``, ``report``) take them from it, each
+  field by its name here (``SCORE.key``, never ``"score"``).
 - ``make_record(doc, pair, readout)``: the pair's ids, turns
   (``Turn.to_json``: offsets kept) and meta, plus the pair score, decision,
   spans (character offsets into each utterance's own text; a span crossing an
@@ -235,23 +236,27 @@ def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
             for side, turn, base in zip(SIDES, (s.pair.first, s.pair.second), s.bases)}
 
 
-# The record, key by key in the order written (docs/annotate.md, "The record").
-RECORD_FIELDS = (
-    RecordField("pair_id", str, lambda s: s.pair.pair_id, convokit=True),
-    RecordField("conversation_id", str, lambda s: s.pair.conversation_id),
-    RecordField("first", dict, lambda s: s.pair.first.to_json()),
-    RecordField("second", dict, lambda s: s.pair.second.to_json()),
-    RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True),  # pair files' extra columns
-    RecordField("score", float, lambda s: s.score, convokit=True),  # the readout: doc.cats[cats_key]
-    RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.doc.cats[s.readout.cats_key]),
-                convokit=True),
-    RecordField("vote_share", float, lambda s: _number(s.group.attrs["vote_share"]), convokit=True),
-    RecordField("agreement", float, lambda s: _number(s.group.attrs["agreement"]), convokit=True),
-    RecordField("margin", float, lambda s: _number(s.readout.margin(s.doc.cats[s.readout.cats_key])),
-                convokit=True),
-    RecordField("spans", list, _turn_spans),
-    RecordField("words", dict, _turn_words, optional=True),  # --with-probs only
-)
+# The record's fields (docs/annotate.md, "The record"), each named on its own: the
+# readers of records (``visualize``, ``report``) read ``record[SCORE.key]``, never
+# the key itself, so that a key renamed here is renamed for them too.
+PAIR_ID = RecordField("pair_id", str, lambda s: s.pair.pair_id, convokit=True)
+CONVERSATION_ID = RecordField("conversation_id", str, lambda s: s.pair.conversation_id)
+FIRST = RecordField("first", dict, lambda s: s.pair.first.to_json())
+SECOND = RecordField("second", dict, lambda s: s.pair.second.to_json())
+META = RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
+SCORE = RecordField("score", float, lambda s: s.score, convokit=True)  # the readout: doc.cats[cats_key]
+IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.doc.cats[s.readout.cats_key]),
+                            convokit=True)
+VOTE_SHARE = RecordField("vote_share", float, lambda s: _number(s.group.attrs["vote_share"]), convokit=True)
+AGREEMENT = RecordField("agreement", float, lambda s: _number(s.group.attrs["agreement"]), convokit=True)
+MARGIN = RecordField("margin", float, lambda s: _number(s.readout.margin(s.doc.cats[s.readout.cats_key])),
+                     convokit=True)
+SPANS = RecordField("spans", list, _turn_spans)
+WORDS = RecordField("words", dict, _turn_words, optional=True)  # --with-probs only
+
+# The record, key by key in the order written.
+RECORD_FIELDS = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, META, SCORE, IS_PARAPHRASE, VOTE_SHARE, AGREEMENT, MARGIN,
+                 SPANS, WORDS)
 
 
 def make_record(doc: Doc, pair: TurnPair, readout: Readout, *, with_probs: bool = False) -> Dict[str, Any]:
@@ -328,7 +333,7 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
 def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """``(line number, record)`` of each record of one file, blank lines
     skipped; RecordsError naming the file and line for a line that is not a
-    JSON object with ``pair_id`` and ``score``."""
+    JSON object with a pair id and a score (``PAIR_ID``, ``SCORE``)."""
     with Path(file).open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -337,8 +342,9 @@ def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
                 record = json.loads(line)
             except ValueError as err:
                 raise RecordsError(f"{file}, line {number}: not valid JSON ({err})") from None
-            if not isinstance(record, dict) or "pair_id" not in record or "score" not in record:
-                raise RecordsError(f"{file}, line {number}: not an annotate record (needs pair_id and score)")
+            if not isinstance(record, dict) or PAIR_ID.key not in record or SCORE.key not in record:
+                raise RecordsError(f"{file}, line {number}: not an annotate record "
+                                   f"(needs {PAIR_ID.key} and {SCORE.key})")
             yield number, record
 
 

@@ -18,7 +18,7 @@ from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
 from .page import count, figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
-from ..annotate.record_format import RecordsError
+from ..annotate.record_format import CONVERSATION_ID, IS_PARAPHRASE, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError
 from .records import Records, model_label, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 from .validation_section import validation_section
@@ -84,17 +84,18 @@ def _examples(data: Records, phrases: List[Dict[str, Any]],
     """(DIR/pairs.html: example pairs, each top phrase's, the highest
     scoring, the most borderline, with their per-word probabilities read
     again; pair id -> its link; EXAMPLE_LISTS' name -> its pair ids)."""
-    scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
+    score, margin, pair_id = SCORE.key, MARGIN.key, PAIR_ID.key
+    scored = [r for r in data.records if isinstance(r.get(score), (int, float))]
     by_id = data.by_id()
-    margins = [r for r in scored if isinstance(r.get("margin"), (int, float))]
+    margins = [r for r in scored if isinstance(r.get(margin), (int, float))]
     lists = {EXAMPLE_LISTS[0]: [row["example_pair_id"] for row in phrases],
-             EXAMPLE_LISTS[1]: [str(r["pair_id"]) for r in sorted(scored, key=lambda r: -r["score"])[:N_EXAMPLES]],
-             EXAMPLE_LISTS[2]: [str(r["pair_id"]) for r in sorted(margins, key=lambda r: abs(r["margin"]))[:N_EXAMPLES]]}
+             EXAMPLE_LISTS[1]: [str(r[pair_id]) for r in sorted(scored, key=lambda r: -r[score])[:N_EXAMPLES]],
+             EXAMPLE_LISTS[2]: [str(r[pair_id]) for r in sorted(margins, key=lambda r: abs(r[margin]))[:N_EXAMPLES]]}
     chosen: Dict[str, Dict[str, Any]] = {}
     for ids in lists.values():
         for pid in ids:
             chosen.setdefault(pid, by_id[pid])
-    if any("words" not in r for r in chosen.values()):
+    if any(WORDS.key not in r for r in chosen.values()):
         with_words = read_records(inputs, words_of=set(chosen)).by_id()
         chosen = {pid: with_words[pid] for pid in chosen}
     views = []
@@ -151,9 +152,9 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "pairs.html", lambda tmp: tmp.write_text(pairs_html, encoding="utf-8"))
-    keep = [i for i, r in enumerate(data.records) if isinstance(r.get("score"), (int, float))]
-    decisions = [bool(data.records[i].get("is_paraphrase")) for i in keep]
-    clusters = [str(data.records[i].get("conversation_id") or data.records[i]["pair_id"]) for i in keep]
+    keep = [i for i, r in enumerate(data.records) if isinstance(r.get(SCORE.key), (int, float))]
+    decisions = [bool(data.records[i].get(IS_PARAPHRASE.key)) for i in keep]
+    clusters = [str(data.records[i].get(CONVERSATION_ID.key) or data.records[i][PAIR_ID.key]) for i in keep]
     overall = cluster_bootstrap(decisions, clusters, seed=seed, n_boot=n_boot)
     summary = _summary_rows(data, overall, len(data.records) - len(keep))
     write_csv(out_dir / "summary.csv", summary, ("key", "value"))
@@ -178,7 +179,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
         note = f" {unreadable} records have a {name} that is not a date (left out)." if unreadable else ""
         sections.append(section(f"Over time: {option}", figure(svg, f"{count(len(rows), 'period')}, in {files[-1]}.{note}",
                                                                f"time:{option}"), anchor=f"time-{slug(option)}"))
-    bins = score_histogram([data.records[i]["score"] for i in keep])
+    bins = score_histogram([data.records[i][SCORE.key] for i in keep])
     files.append("scores.csv")
     write_csv(out_dir / "scores.csv", bins, ("low", "high", "pairs"))
     sections.append(section("Pair scores", figure(figures.score_distribution(bins, data.threshold),
@@ -201,7 +202,8 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
                                "more than one).")]
     for name, ids in example_lists.items():
         example_parts += [paragraph(f"{name} ({len(ids)})"), table(["pair", "score", "decision"], [
-            (link(links[pid], pid), by_id[pid].get("score"), "paraphrase" if by_id[pid].get("is_paraphrase") else "no")
+            (link(links[pid], pid), by_id[pid].get(SCORE.key),
+             "paraphrase" if by_id[pid].get(IS_PARAPHRASE.key) else "no")
             for pid in ids], numeric=(False, True)) if ids else paragraph("none")]
     sections.append(section("Example pairs", *example_parts, anchor="examples"))
     html = page("Paraphrase report", sections, "Written by python -m spacy_paraphrase report; the tables behind "

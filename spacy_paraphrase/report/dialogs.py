@@ -17,10 +17,8 @@ from ..annotate.resume import checkpoint_path
 from ..dialogs import Corpus, DialogFormatError, SourceOptions, read_dialogs, role_getter
 from ..dialogs.readers import convokit_folder
 from ..dialogs.turns import Utterance
-from ..annotate.record_format import RecordsError, output_files
+from ..annotate.record_format import CONVERSATION_ID, FIRST, SECOND, RecordsError, output_files
 from .records import Records, _read_convokit
-
-SIDES = ("first", "second")
 
 
 def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
@@ -45,8 +43,9 @@ def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] 
     dialogs = Path(dialogs)
     if not dialogs.exists():
         raise RecordsError(f"--dialogs {dialogs}: no such file or directory")
-    conversations = {str(r.get("conversation_id")) for r in data.records if r.get("conversation_id") is not None}
-    turns = [r.get(side) or {} for r in data.records for side in SIDES]
+    conversation_id = CONVERSATION_ID.key
+    conversations = {str(r.get(conversation_id)) for r in data.records if r.get(conversation_id) is not None}
+    turns = [r.get(turn.key) or {} for r in data.records for turn in (FIRST, SECOND)]
     utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
     folder = convokit_folder(dialogs)
     if folder is not None and (folder / "utterances.jsonl").is_file():

@@ -15,10 +15,10 @@ import datetime
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from ..annotate.record_format import CONVERSATION_ID, FIRST, META, SECOND, SIDES
 from .records import Records
 
 TIME_UNITS = ("month", "year")
-SIDES = ("first", "second")
 
 
 class FieldError(ValueError):
@@ -38,15 +38,16 @@ RoleOf = Callable[[Optional[str]], Optional[str]]
 
 def record_fields(record: Dict[str, Any], data: Records, role_of: Optional[RoleOf] = None) -> Dict[str, Any]:
     """Every field of one record (module doc), raw values; ``role_of``:
-    speaker name -> role (report/dialogs.py ``speaker_roles``)."""
-    out: Dict[str, Any] = {"conversation_id": record.get("conversation_id")}
-    for key, value in (record.get("meta") or {}).items():
+    speaker name -> role (report/dialogs.py ``speaker_roles``). The fields
+    keep the names docs/report.md gives them, whatever the record's keys."""
+    out: Dict[str, Any] = {"conversation_id": record.get(CONVERSATION_ID.key)}
+    for key, value in (record.get(META.key) or {}).items():
         out[f"meta.{key}"] = value
-    conversation = data.conversation_meta.get(str(record.get("conversation_id")), {})
+    conversation = data.conversation_meta.get(str(record.get(CONVERSATION_ID.key)), {})
     for key, value in conversation.items():
         out[f"conversation.{key}"] = value
-    for side in SIDES:
-        turn = record.get(side) or {}
+    for side, turn_field in zip(SIDES, (FIRST, SECOND)):
+        turn = record.get(turn_field.key) or {}
         speaker = turn.get("speaker")
         out[f"{side}.speaker"] = speaker
         if role_of is not None:

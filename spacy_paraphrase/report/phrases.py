@@ -12,6 +12,8 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import spacy
 
+from ..annotate.record_format import IS_PARAPHRASE, PAIR_ID, SIDES, SPANS
+
 
 def lemmatizer(lang: str = "en"):
     """(a blank pipeline with a lookup lemmatizer, True) or (the blank
@@ -51,10 +53,10 @@ def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25
     nlp, lemmatised = lemmatizer(lang)
     texts, owners = [], []
     for record in records:
-        if not record.get("is_paraphrase"):
+        if not record.get(IS_PARAPHRASE.key):
             continue
-        for span in record.get("spans") or []:
-            if span.get("side") == "second" and span.get("text"):
+        for span in record.get(SPANS.key) or []:
+            if span.get("side") == SIDES[1] and span.get("text"):
                 texts.append(span["text"])
                 owners.append(record)
     counts: Counter = Counter()
@@ -63,8 +65,8 @@ def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25
     for doc, text, record in zip(nlp.pipe(t.lower() for t in texts), texts, owners):
         for run in runs(content_lemmas(doc)):
             counts[run] += 1
-            pairs.setdefault(run, set()).add(str(record["pair_id"]))
-            example.setdefault(run, (str(record["pair_id"]), text))
+            pairs.setdefault(run, set()).add(str(record[PAIR_ID.key]))
+            example.setdefault(run, (str(record[PAIR_ID.key]), text))
     kept: List[tuple] = []
     for run in sorted(counts, key=lambda r: (-counts[r], -len(r), r)):  # longer runs before the runs inside them
         if not any(counts[k] == counts[run] and _inside(run, k) for k in kept):

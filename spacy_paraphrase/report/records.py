@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import CONVOKIT_RECORDS, RecordsError, convokit_errors, output_files, read_lines
+from ..annotate.record_format import (CONVOKIT_RECORDS, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError, convokit_errors,
+                                      output_files, read_lines)
 from ..annotate.resume import checkpoint_path, default_errors_path
 
 THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
@@ -39,7 +40,7 @@ class Records:
     conversation_meta: Dict[str, Dict[str, Any]] = field(default_factory=dict)
 
     def by_id(self) -> Dict[str, Dict[str, Any]]:
-        return {str(r["pair_id"]): r for r in self.records}
+        return {str(r[PAIR_ID.key]): r for r in self.records}
 
 
 def _run_model(output: Path) -> Optional[str]:
@@ -92,7 +93,7 @@ def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> D
     """Each threshold found (score - margin, rounded) -> where it was first seen."""
     found: Dict[float, str] = {}
     for i, record in enumerate(records):
-        score, margin = record.get("score"), record.get("margin")
+        score, margin = record.get(SCORE.key), record.get(MARGIN.key)
         if isinstance(score, (int, float)) and isinstance(margin, (int, float)) and math.isfinite(score - margin):
             threshold = round(score - margin, THRESHOLD_DIGITS)
             if threshold not in found:
@@ -125,7 +126,7 @@ def _read_convokit(corpus: Path, out: Records) -> None:
 def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
     """All records of ``paths`` (module doc); RecordsError for bad input,
     for records of several models or thresholds, or for a pair id twice.
-    ``words_of``: keep the per-word probabilities (``"words"``, the bulk of
+    ``words_of``: keep the per-word probabilities (``WORDS``, the bulk of
     a ``--with-probs`` record) of these pair ids only (None: of all)."""
     if not paths:
         raise RecordsError("no records given")
@@ -147,13 +148,13 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
         for file in files:
             files_read.append(file)
             for number, record in read_lines(file):
-                pair_id = str(record["pair_id"])
+                pair_id = str(record[PAIR_ID.key])
                 if pair_id in seen:
                     first = where[seen[pair_id]]
                     raise RecordsError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
                                        f"{file}, line {number} (give each annotate output once)")
                 if words_of is not None and pair_id not in words_of:
-                    record.pop("words", None)
+                    record.pop(WORDS.key, None)
                 seen[pair_id] = len(out.records)
                 where.append((len(files_read) - 1, number))
                 out.records.append(record)

@@ -14,14 +14,21 @@ import math
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..annotate.record_format import (AGREEMENT, CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, RECORD_FIELDS,
+                                      SCORE, SECOND, SIDES, SPANS, VOTE_SHARE, WORDS)
 from ..dialogs.turns import Turn
 from ..pair_doc import PARAPHRASE_LABEL
 from ..paraphrase_spans.readout import SOURCE_LABEL
 from .views import Mark, PairView, SHADE_NONE, SHADE_PROBABILITY, TurnView, Word, clamp01
 
-SIDES = ("first", "second")
 DEFAULT_SPEAKERS = ("FIRST", "SECOND")
 _WORD = re.compile(r"\S+")
+# The record's keys are read from its fields (``annotate/record_format.py``:
+# ``RECORD_FIELDS``). These are the fields a view draws; any other field with a
+# plain value (text, number, yes/no) is shown as a note, "key value", so that a
+# field added to the record is seen here too.
+DRAWN = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, SCORE, IS_PARAPHRASE, VOTE_SHARE, AGREEMENT, MARGIN, SPANS, WORDS)
+PLAIN = (str, int, float, bool)
 
 
 def pair_view_from_record(
@@ -30,35 +37,35 @@ def pair_view_from_record(
     """The view of one annotate record (see the module doc)."""
     if not isinstance(record, Mapping):
         raise ValueError(f"An annotate record must be a JSON object, got {type(record).__name__}.")
-    pair_id = record.get("pair_id")
+    pair_id = record.get(PAIR_ID.key)
     name = f"annotate record {pair_id!r}" if pair_id is not None else f"annotate record {index + 1}"
-    words = record.get("words") or {}
+    words = record.get(WORDS.key) or {}
     if not isinstance(words, Mapping):
-        raise ValueError(f"{name}: 'words' must be an object with 'first' and 'second' lists.")
-    spans = record.get("spans") or []
+        raise ValueError(f"{name}: {WORDS.key!r} must be an object with {SIDES[0]!r} and {SIDES[1]!r} lists.")
+    spans = record.get(SPANS.key) or []
     if not isinstance(spans, list) or not all(isinstance(s, Mapping) for s in spans):
-        raise ValueError(f"{name}: 'spans' must be a list of objects.")
+        raise ValueError(f"{name}: {SPANS.key!r} must be a list of objects.")
     for span in spans:
         if span.get("side") not in SIDES:
-            raise ValueError(f"{name}: a span's 'side' must be 'first' or 'second', got {span.get('side')!r}.")
+            raise ValueError(f"{name}: a span's 'side' must be {SIDES[0]!r} or {SIDES[1]!r}, got {span.get('side')!r}.")
     turns = []
-    for side, default in zip(SIDES, DEFAULT_SPEAKERS):
-        turn = record.get(side)
+    for side, field, default in zip(SIDES, (FIRST, SECOND), DEFAULT_SPEAKERS):
+        turn = record.get(field.key)
         if not isinstance(turn, Mapping) or not isinstance(turn.get("text"), str):
-            raise ValueError(f"{name}: {side!r} must be an object with a 'text' string.")
+            raise ValueError(f"{name}: {field.key!r} must be an object with a 'text' string.")
         side_spans = [s for s in spans if s["side"] == side]
         turns.append(_turn_view(f"{name}, {side} turn", turn, default, words.get(side), side_spans))
     view = PairView(
         pair_id=str(pair_id) if pair_id is not None else f"pair {index + 1}",
         turns=(turns[0], turns[1]),
         shading=SHADE_PROBABILITY if any(t.words for t in turns) else SHADE_NONE,
-        score=_number(record.get("score")),
+        score=_number(record.get(SCORE.key)),
         score_name="pair score",
-        vote_share=_number(record.get("vote_share")),
-        agreement=_number(record.get("agreement")),
+        vote_share=_number(record.get(VOTE_SHARE.key)),
+        agreement=_number(record.get(AGREEMENT.key)),
     )
-    decision = record.get("is_paraphrase")
-    margin = _number(record.get("margin"))
+    decision = record.get(IS_PARAPHRASE.key)
+    margin = _number(record.get(MARGIN.key))
     if threshold is not None and view.score is not None:
         # A given threshold wins; the margin is then measured from it.
         view.threshold = float(threshold)
@@ -71,8 +78,11 @@ def pair_view_from_record(
         if decision is None:
             decision = margin >= 0
     view.decision = None if decision is None else bool(decision)
-    if record.get("conversation_id") is not None:
-        view.notes.append(f"conversation {record['conversation_id']}")
+    if record.get(CONVERSATION_ID.key) is not None:
+        view.notes.append(f"conversation {record[CONVERSATION_ID.key]}")
+    for f in RECORD_FIELDS:
+        if f not in DRAWN and f.type in PLAIN and record.get(f.key) is not None:
+            view.notes.append(f"{f.key} {record[f.key]}")
     return view
 
 
@@ -153,7 +163,7 @@ def _place(where: str, text: str, ids: Sequence[str], bounds: Dict[str, Tuple[in
             f"{where}: span {expected!r} ({start}:{end} of utterance {key!r}) does not match "
             f"the turn's text there ({text[begin:stop]!r})."
         )
-    label = str(span.get("label") or (SOURCE_LABEL if span.get("side") == "first" else PARAPHRASE_LABEL))
+    label = str(span.get("label") or (SOURCE_LABEL if span.get("side") == SIDES[0] else PARAPHRASE_LABEL))
     return Mark(begin, stop, label, _number(span.get("score")))
 
 

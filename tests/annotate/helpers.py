@@ -146,3 +146,18 @@ def load_progress(output):
     if not path.exists():
         return None
     return Progress(**json.loads(path.read_text(encoding="utf-8"))["progress"])
+
+
+def rename_record_keys(monkeypatch, prefix: str = "renamed_") -> None:
+    """Every key of ``RECORD_FIELDS`` renamed to ``prefix`` + key for one
+    test, as if the table said so (its fields are frozen: ``key`` is set in
+    their ``__dict__``, and put back after the test)."""
+    from spacy_paraphrase.annotate.record_format import RECORD_FIELDS
+
+    for f in RECORD_FIELDS:
+        monkeypatch.setitem(vars(f), "key", prefix + f.key)
+
+
+def with_renamed_keys(record: dict, prefix: str = "renamed_") -> dict:
+    """The record as it is written once ``rename_record_keys`` renamed its keys."""
+    return {prefix + key: value for key, value in record.items()}

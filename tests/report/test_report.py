@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.report.build import ReportError, make_report
 from spacy_paraphrase.report.records import RecordsError, read_records
-from tests.annotate.helpers import write_convokit
+from tests.annotate.helpers import rename_record_keys, with_renamed_keys, write_convokit
 from tests.report.helpers import corpus, failed, record, write_records
 
 runner = CliRunner()
@@ -202,3 +202,20 @@ def test_per_word_probabilities_are_kept_only_where_asked(tmp_path, monkeypatch)
                         read_records(paths, words_of=words_of))
     make_report([path], tmp_path / "rep", n_boot=200)
     assert calls[0] == set() and calls[1] and len(calls) == 2
+
+
+def test_the_report_reads_the_records_keys_from_record_fields(tmp_path, monkeypatch):
+    # a key renamed in RECORD_FIELDS is renamed for the report too: records written with it give the same report
+    records = corpus(3, 4)
+    options = dict(by=["second.speaker", "meta.program"], n_boot=200)
+    out = make_report([write_records(tmp_path / "r.jsonl", records)], tmp_path / "rep", **options)
+    rename_record_keys(monkeypatch)
+    renamed = write_records(tmp_path / "renamed.jsonl", [with_renamed_keys(r) for r in records])
+    assert make_report([renamed], tmp_path / "renamed", **options)["files"] == out["files"]
+    for name in out["files"]:
+        if name.endswith(".csv"):
+            rows, again = ([r for r in _csv(tmp_path / d / name) if r.get("key") != "records"]  # the file's name
+                           for d in ("rep", "renamed"))
+            assert again == rows, name
+    pairs = [(tmp_path / d / "pairs.html").read_text(encoding="utf-8") for d in ("rep", "renamed")]
+    assert pairs[1].count('class="spp-pair"') == pairs[0].count('class="spp-pair"') > 0

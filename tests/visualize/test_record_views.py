@@ -5,11 +5,14 @@ import pytest
 import spacy
 
 from spacy_paraphrase import make_pair_doc
-from spacy_paraphrase.annotate.record_format import make_record
+from spacy_paraphrase.annotate.record_format import RECORD_FIELDS, RecordField, make_record
 from spacy_paraphrase.dialogs import TurnPair
 from spacy_paraphrase.paraphrase_spans.readout import Readout
+from tests.annotate.helpers import rename_record_keys, with_renamed_keys
 from tests.util import write_paraphrase_annotations
 from spacy_paraphrase.visualize import render, render_records
+from spacy_paraphrase.visualize import record_views
+from spacy_paraphrase.visualize.record_views import pair_view_from_record
 from tests.visualize.helpers import by_class, model_doc, parse, text_of
 
 
@@ -222,3 +225,22 @@ def test_records_written_by_annotate_render_back(with_probs):
         assert [float(w.get("data-v")) for w in words] == pytest.approx([0, 0.9, 0.9, 0, 0.8, 0.8, 0.8, 0])
     else:
         assert words == []
+
+
+def test_the_view_reads_the_records_keys_from_record_fields(monkeypatch):
+    # a key renamed in RECORD_FIELDS is renamed for the view too: it reads no key of its own
+    record = dict(record_with_words(), margin=0.21, meta={"program": "P"})
+    expected = pair_view_from_record(record)
+    assert expected.margin == 0.21 and expected.notes == ["conversation C"]
+    rename_record_keys(monkeypatch)
+    assert pair_view_from_record(with_renamed_keys(record)) == expected
+    with pytest.raises(ValueError, match="annotate record 1: 'renamed_first' must be an object"):
+        pair_view_from_record(record)  # the old keys are not read any more
+
+
+def test_a_field_added_to_record_fields_is_seen_by_the_view(monkeypatch):
+    record = dict(record_with_words(), model_version="v2")
+    assert pair_view_from_record(record).notes == ["conversation C"]  # not a field of the record: not read
+    added = RecordField("model_version", str, lambda s: "v2")
+    monkeypatch.setattr(record_views, "RECORD_FIELDS", RECORD_FIELDS + (added,))  # the table as the view reads it
+    assert pair_view_from_record(record).notes == ["conversation C", "model_version v2"]
