@@ -23,7 +23,7 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 # A turn can be a whole monologue: lift the csv module's 128 KiB field limit
 # (process-wide: csv has no per-reader setting).
@@ -48,6 +48,35 @@ ROW_HINT = "a truncated line, or a text holding the delimiter or an unclosed quo
 
 # on_bad(line where the record starts, reason)
 OnBad = Callable[[int, str], None]
+
+# -- pair files: the defaults of both readers of one (``converters/pairs.py``
+# for training Docs, ``dialogs/tables.read_pair_file`` for annotate) ----------
+
+# The text columns of a pair file found without options (case-insensitive), in
+# this order of preference.
+PAIR_COLUMNS = (("sentence1", "sentence2"), ("text1", "text2"), ("#1 String", "#2 String"))
+# The id column of a pair file used without options, when it has one.
+PAIR_ID_COLUMN = "id"
+
+
+def find_pair_columns(names: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """The first of PAIR_COLUMNS present in ``names`` (as spelled there)."""
+    folded = {name.casefold(): name for name in names}
+    for first, second in PAIR_COLUMNS:
+        if first.casefold() in folded and second.casefold() in folded:
+            return folded[first.casefold()], folded[second.casefold()]
+    return None
+
+
+def no_pair_columns(found: Sequence[str]) -> str:
+    """The reason given when ``find_pair_columns`` finds none in ``found``."""
+    return f"no pair text columns (looked for {[list(c) for c in PAIR_COLUMNS]}); found {list(found)!r}"
+
+
+def made_pair_id(path: Path, line: int) -> str:
+    """The id of a pair read from a row without an id: ``{file stem}:{line}``
+    (the line where the row starts), the same from both readers."""
+    return f"{path.stem}:{line}"
 
 
 class RecordError(ValueError):

@@ -122,14 +122,17 @@ def label_options(label: Optional[str] = None, no_label: bool = False, label_map
 def pairs_cli(
     input_path: InputPath,
     output_path: OutputPath,
-    text1: Annotated[str, typer.Option("--text1", help="First text column (name, or 0-based index)")] = "sentence1",
-    text2: Annotated[str, typer.Option("--text2", help="Second text column (name, or 0-based index)")] = "sentence2",
+    text1: Annotated[Optional[str], typer.Option(
+        "--text1", help="First text column (name, or 0-based index; default: the first of sentence1/sentence2, "
+                        "text1/text2, '#1 String'/'#2 String' present, any case)")] = None,
+    text2: Annotated[Optional[str], typer.Option(
+        "--text2", help="Second text column (with --text1)")] = None,
     label: Annotated[
         Optional[str], typer.Option("--label", help="Label column (name, or 0-based index; default: label)")
     ] = None,
     no_label: Annotated[bool, typer.Option("--no-label", help="Unlabelled data (empty doc.cats)")] = False,
     id_column: Annotated[
-        Optional[str], typer.Option("--id-column", help="Id column (default: the 1-based row number)")
+        Optional[str], typer.Option("--id-column", help="Id column (default: id when present, else FILE_STEM:LINE)")
     ] = None,
     delimiter: Annotated[
         Optional[str],

@@ -91,7 +91,7 @@ def as_index(column: Column) -> Optional[int]:
 def read_table(
     path: Path,
     delimiter: str,
-    columns: Union[Sequence[str], Dict[str, Column]],
+    columns: Union[Sequence[str], Dict[str, Column], Callable[[List[str]], Dict[str, Column]]],
     *,
     header: bool = True,
     quoting: int = csv.QUOTE_MINIMAL,
@@ -99,11 +99,12 @@ def read_table(
     """Yield (line where the record starts, row) for each data record of a
     CSV/TSV file, read by ``table_reader.CsvRecords``: ``{role: value}`` for the
     roles of ``columns`` (a dict role -> header name or 0-based index; a list of
-    names stands for itself), or a ``BadRow`` for a record the table reader
-    finds malformed or whose field count differs from the header's (or,
-    without a header, the first record's). A missing column raises
-    ConversionError."""
-    if not isinstance(columns, dict):
+    names stands for itself; with a header, also a function of the header's
+    names returning that dict, or raising ValueError), or a ``BadRow`` for a
+    record the table reader finds malformed or whose field count differs from
+    the header's (or, without a header, the first record's). A missing column
+    raises ConversionError."""
+    if isinstance(columns, (list, tuple)):
         columns = {name: name for name in columns}
     pending = PendingRows()
     records = CsvRecords(open_file(path), delimiter, quoting, pending)
@@ -118,6 +119,11 @@ def read_table(
         if names is None:
             raise ConversionError(path, 1, "the file is empty (no header)")
         n_fields = records.width = len(names)
+        if callable(columns):
+            try:
+                columns = columns(names)
+            except ValueError as err:
+                raise ConversionError(path, first_line, str(err)) from None
         missing = []
         for role, column in columns.items():
             index = as_index(column)
@@ -134,6 +140,8 @@ def read_table(
                 f"missing column(s) {missing}; found {names!r} (is the delimiter {delimiter!r} right?)",
             )
     else:
+        if callable(columns):
+            raise ValueError("Without a header, the columns must be given as 0-based indices.")
         for role, column in columns.items():
             index = as_index(column)
             if index is None:

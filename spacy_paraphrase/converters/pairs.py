@@ -8,13 +8,19 @@ Options:
 ``text1``, ``text2``
     The columns of the first and second turn: header names, or 0-based column
     indices (needed with ``header=False``; also allowed with a header). For JSON
-    Lines, the keys of the objects.
+    Lines, the keys of the objects. Both or neither: by default the first of
+    ``table_reader.PAIR_COLUMNS`` present (``sentence1`` / ``sentence2``,
+    ``text1`` / ``text2``, MRPC's ``#1 String`` / ``#2 String``, in any case).
 ``label``
     The label column (name or index), or ``None`` for unlabelled data (then
     ``doc.cats`` is empty).
 ``id_column``
-    Optional column with the pair's id; without it the id is the 1-based row
-    number (data rows, not lines) as a string.
+    The column with the pair's id; by default ``id`` when the file has it, else
+    the id is ``{file stem}:{line}`` (the line where the row starts).
+
+These defaults are the ``pairs`` dialog format's too (``dialogs/tables.py``,
+``annotate``), so a pair has the same id in a converted DocBin and in an
+annotate record.
 ``delimiter``
     ``","``, ``"\\t"`` (also written ``"tab"`` or ``"\\\\t"``), ``"comma"``, any
     other single character, or ``"jsonl"``. By default from the file extension:
@@ -57,7 +63,15 @@ from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
 from ..pair_doc import PairDocError, make_pair_doc
-from ..table_reader import json_lines, quoting_mode, resolve_delimiter
+from ..table_reader import (
+    PAIR_ID_COLUMN,
+    find_pair_columns,
+    json_lines,
+    made_pair_id,
+    no_pair_columns,
+    quoting_mode,
+    resolve_delimiter,
+)
 from .common import (
     BadRow,
     Column,
@@ -141,9 +155,27 @@ def _json_value(value) -> str:
     raise ValueError(f"expected a string or a number, got {type(value).__name__}: {value!r}"[:120])
 
 
-def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, Row]]:
+def with_defaults(columns: Dict[str, Optional[Column]], names: Sequence[str]) -> Dict[str, Column]:
+    """``columns`` (roles text1, text2, optionally label and id) completed
+    from a header's or a JSON object's ``names`` with the pair-file defaults:
+    text columns None -> ``find_pair_columns``, no id -> ``id`` when present.
+    ValueError when no text columns are found."""
+    out = dict(columns)
+    if out["text1"] is None:
+        found = find_pair_columns(list(names))
+        if found is None:
+            raise ValueError(f"{no_pair_columns(names)}: pass text1 and text2")
+        out["text1"], out["text2"] = found
+    if "id" not in out and PAIR_ID_COLUMN in names:
+        out["id"] = PAIR_ID_COLUMN
+    return out  # type: ignore[return-value]
+
+
+def _jsonl_rows(path: Path, columns: Dict[str, Optional[Column]], names: Dict[str, str]) -> Iterator[Tuple[int, Row]]:
+    """Each object's ``{role: value}``, its columns completed by
+    ``with_defaults`` from its own keys (kept in ``names`` for the messages)."""
     for role, column in columns.items():
-        if not isinstance(column, str):
+        if column is not None and not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
     pending = PendingRows()
     for line, _, _, obj in json_lines(open_file(path), pending):
@@ -151,12 +183,18 @@ def _jsonl_rows(path: Path, columns: Dict[str, Column]) -> Iterator[Tuple[int, R
         if not isinstance(obj, dict):
             yield line, BadRow(f"expected a JSON object, got {type(obj).__name__}")
             continue
-        missing = [c for c in columns.values() if c not in obj]
+        try:
+            found = with_defaults(columns, list(obj))
+        except ValueError as err:
+            yield line, BadRow(str(err))
+            continue
+        missing = [c for c in found.values() if c not in obj]
         if missing:
             yield line, BadRow(f"missing key(s) {missing}; found {list(obj)!r}")
             continue
+        names.update({role: str(c) for role, c in found.items()})
         try:
-            yield line, {role: _json_value(obj[c]) for role, c in columns.items()}  # type: ignore
+            yield line, {role: _json_value(obj[c]) for role, c in found.items()}  # type: ignore
         except ValueError as err:
             yield line, BadRow(str(err))
     yield from pending.flush()
@@ -189,8 +227,8 @@ def convert_pairs(
     path,
     vocab: Vocab,
     *,
-    text1: Column = "sentence1",
-    text2: Column = "sentence2",
+    text1: Optional[Column] = None,
+    text2: Optional[Column] = None,
     label: Optional[Column] = "label",
     id_column: Optional[Column] = None,
     delimiter: Optional[str] = None,
@@ -202,9 +240,12 @@ def convert_pairs(
 ) -> Tuple[List[Doc], ConversionReport]:
     """Convert a CSV / TSV / JSON Lines file of text pairs into pair Docs (see module doc)."""
     path = Path(path)
+    if (text1 is None) != (text2 is None):
+        raise ValueError(f"text1 and text2 name the two text columns together; got only "
+                         f"{'text1' if text1 is not None else 'text2'}={text1 if text1 is not None else text2!r}")
     quote = quoting_mode(quoting)
     fmt = resolve_delimiter(path, delimiter)
-    columns: Dict[str, Column] = {"text1": text1, "text2": text2}
+    columns: Dict[str, Optional[Column]] = {"text1": text1, "text2": text2}
     if label is not None:
         columns["label"] = label
     if id_column is not None:
@@ -221,7 +262,7 @@ def convert_preset(
     preset: PairPreset, path, vocab: Vocab, *, skip_bad: bool = False, lang: str = "en"
 ) -> Tuple[List[Doc], ConversionReport]:
     """Convert a file of a ``PairPreset`` dataset (e.g. MultiPIT, ARPA) into pair Docs."""
-    columns: Dict[str, Column] = {"text1": preset.text1, "text2": preset.text2, "label": preset.label}
+    columns: Dict[str, Optional[Column]] = {"text1": preset.text1, "text2": preset.text2, "label": preset.label}
     return _convert(
         Path(path), vocab, preset.delimiter, csv.QUOTE_MINIMAL, True, columns, dict(preset.label_map),
         skip_bad=skip_bad, lang=lang, preset=preset,
@@ -234,7 +275,7 @@ def _convert(
     fmt: str,
     quoting: int,
     header: bool,
-    columns: Dict[str, Column],
+    columns: Dict[str, Optional[Column]],
     mapping: Optional[Dict[str, str]],
     *,
     skip_bad: bool,
@@ -242,15 +283,28 @@ def _convert(
     preset: Optional[PairPreset] = None,
 ) -> Tuple[List[Doc], ConversionReport]:
     """The pair-file converter on resolved options: columns maps the roles
-    text1, text2 and optionally label and id to names or indices."""
-    names = {role: str(c) for role, c in columns.items()}
+    text1, text2 and optionally label and id to names or indices (text
+    columns None: found, ``with_defaults``)."""
+    names = {role: str(c) for role, c in columns.items()}  # as found, for the messages
     labelled = "label" in columns
     nlp = blank_nlp(vocab, lang)
     report = ConversionReport()
     if fmt == "jsonl":
-        rows: Iterable = _jsonl_rows(path, columns)
+        rows: Iterable = _jsonl_rows(path, columns, names)
+    elif header:
+        def found(header_names: List[str]) -> Dict[str, Column]:
+            try:
+                complete = with_defaults(columns, header_names)
+            except ValueError as err:
+                raise ValueError(f"{err} (is the delimiter {fmt!r} right?)") from None
+            names.update({role: str(c) for role, c in complete.items()})
+            return complete
+
+        rows = read_table(path, fmt, found, header=True, quoting=quoting)
+    elif columns["text1"] is None:
+        raise ValueError("Without a header, text1 and text2 must be given as 0-based indices.")
     else:
-        rows = read_table(path, fmt, columns, header=header, quoting=quoting)
+        rows = read_table(path, fmt, columns, header=False, quoting=quoting)  # type: ignore[arg-type]
     raw_labels: List[Optional[str]] = []
 
     def build(line: int, row: Dict[str, str]) -> Doc:
@@ -266,8 +320,8 @@ def _convert(
                 raise ValueError(f"empty label in column {names['label']!r}")
             elif mapping is not None and raw not in mapping:
                 raise ValueError(f"label {raw!r} is not in label_map (keys: {sorted(mapping)})")
-        pair_id = str(report.n_rows)
-        if "id" in columns:
+        pair_id = made_pair_id(path, line)
+        if "id" in row:
             pair_id = row["id"].strip()
             if not pair_id:
                 raise ValueError(f"empty id in column {names['id']!r}")

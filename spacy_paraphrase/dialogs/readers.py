@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
-from ..table_reader import RecordError, read_json_at
+from ..table_reader import RecordError, find_pair_columns, read_json_at
 from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import iter_csv_records, iter_json_lines, not_a_file, quoting_mode, read_grouped, resolve_delimiter
-from .tables import find_pair_columns, read_pair_file, read_turn_table
+from .tables import read_pair_file, read_turn_table
 
 CONVOKIT_UTTERANCES = "utterances.jsonl"
 # The files of a ConvoKit directory that a run reads (the utterances, the

@@ -3,7 +3,7 @@ pair files (``pairs``), as CSV, TSV or JSON Lines. See docs/dialog-formats.md.""
 from array import array
 from bisect import bisect_left
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence
 
 from .turns import (
     Conversation,
@@ -15,7 +15,16 @@ from .turns import (
     Utterance,
     reporter,
 )
-from ..table_reader import RecordError, read_csv_at, read_json_at
+from ..table_reader import (
+    PAIR_COLUMNS,
+    PAIR_ID_COLUMN,
+    RecordError,
+    find_pair_columns,
+    made_pair_id,
+    no_pair_columns,
+    read_csv_at,
+    read_json_at,
+)
 from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
     iter_csv_records,
@@ -25,18 +34,7 @@ from .streaming import (
     resolve_delimiter,
 )
 
-# The text columns of pair files found without options (case-insensitive).
-PAIR_COLUMNS = (("sentence1", "sentence2"), ("text1", "text2"), ("#1 String", "#2 String"))
 REPLY_TO_COLUMNS = ("reply_to", "reply-to")
-
-
-def find_pair_columns(names: Sequence[str]) -> Optional[Tuple[str, str]]:
-    """The first of PAIR_COLUMNS present in ``names`` (as spelled there)."""
-    folded = {name.casefold(): name for name in names}
-    for first, second in PAIR_COLUMNS:
-        if first.casefold() in folded and second.casefold() in folded:
-            return folded[first.casefold()], folded[second.casefold()]
-    return None
 
 
 def _header(path: Path, delimiter: str, quoting: int, report: OnProblem):
@@ -169,8 +167,10 @@ def read_pair_file(
     """Ready-made pairs, one per row of a CSV / TSV / JSON Lines file.
 
     ``text1`` / ``text2`` (both or neither) default to the first of
-    PAIR_COLUMNS present (e.g. ``sentence1`` / ``sentence2``). The pair id is the ``id_column`` value
-    (``id_column`` defaults to ``id`` when the file has that column), else ``{file stem}:{line}``; the utterance ids are ``{pair id}-0`` and
+    ``table_reader.PAIR_COLUMNS`` present (e.g. ``sentence1`` / ``sentence2``).
+    The pair id is the ``id_column`` value (``id_column`` defaults to ``id``
+    when the file has that column), else ``{file stem}:{line}``: the defaults
+    of ``convert pairs`` too (``table_reader``). The utterance ids are ``{pair id}-0`` and
     ``{pair id}-1``; speakers are None; the other columns go to ``meta``.
     Texts are kept verbatim (an empty text is not dropped)."""
     path = Path(path)
@@ -191,13 +191,10 @@ def read_pair_file(
     if names is not None:
         columns = columns or find_pair_columns(names)
         if columns is None:
-            raise DialogFormatError(
-                f"{path}: no pair text columns (looked for {[list(c) for c in PAIR_COLUMNS]}); "
-                f"found {names!r}: pass text1 and text2"
-            )
+            raise DialogFormatError(f"{path}: {no_pair_columns(names)}: pass text1 and text2")
         _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
-        if id_column is None and "id" in names:
-            id_column = "id"
+        if id_column is None and PAIR_ID_COLUMN in names:
+            id_column = PAIR_ID_COLUMN
     # a generator of its own: the header is checked when called, not when first read
     return _pair_rows(path, names, columns, id_column, records, report)
 
@@ -248,8 +245,8 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
                 row = dict(zip(names, record))
             first = as_text(_field(row, columns[0]), columns[0])
             second = as_text(_field(row, columns[1]), columns[1])
-            id_name = id_column or ("id" if "id" in row else None)
-            pair_id = as_id(_field(row, id_name), id_name) if id_name else f"{path.stem}:{line}"
+            id_name = id_column or (PAIR_ID_COLUMN if PAIR_ID_COLUMN in row else None)
+            pair_id = as_id(_field(row, id_name), id_name) if id_name else made_pair_id(path, line)
             if pair_id in seen:
                 raise RecordError(f"pair id {pair_id!r} repeated")
         except RecordError as err:

@@ -234,7 +234,7 @@ def test_multipit(tmp_path, nlp):
     assert docs[0].cats == {"IS_PARAPHRASE": 1.0, "NOT_PARAPHRASE": 0.0}
     assert docs[1].cats == {"IS_PARAPHRASE": 0.0, "NOT_PARAPHRASE": 1.0}
     assert docs[1].spans["turns"][0].text == 'He said "hi" , then left'
-    assert _ids(docs) == ["1", "2"]
+    assert _ids(docs) == ["train:2", "train:3"]  # the pair-file default: {file stem}:{line}
     assert "PARAPHRASE" not in docs[0].cats
 
 
@@ -347,8 +347,11 @@ def test_pairs_raw_label_names_multiclass(tmp_path, nlp):
 
 def test_pairs_wrong_delimiter_and_truncated(tmp_path, nlp):
     path = write(tmp_path, "p.tsv", "sentence1,sentence2,label\na,b,1\n")
-    with pytest.raises(ConversionError, match="missing column") as info:
+    with pytest.raises(ConversionError, match="no pair text columns") as info:
         convert_pairs(path, nlp.vocab)
+    assert info.value.line == 1 and "'\\t'" in info.value.reason
+    with pytest.raises(ConversionError, match="missing column") as info:
+        convert_pairs(path, nlp.vocab, text1="sentence1", text2="sentence2")
     assert info.value.line == 1 and "'\\t'" in info.value.reason
     path = write(tmp_path, "q.csv", "sentence1,sentence2,label\na,b,1\nc,d")
     with pytest.raises(ConversionError) as info:
@@ -377,7 +380,7 @@ def test_pairs_jsonl_labelled_unlabelled_and_bad(tmp_path, nlp):
     assert docs[0].cats == {"IS_PARAPHRASE": 1.0, "NOT_PARAPHRASE": 0.0}
     unl, report = convert_pairs(path, nlp.vocab, text1="q", text2="a", label=None, skip_bad=True)
     assert len(unl) == 2 and all(d.cats == {} for d in unl)
-    assert _ids(unl) == ["1", "2"]
+    assert _ids(unl) == ["p1", "p2"]  # the id key, used by default
     missing, report = convert_pairs(path, nlp.vocab, text1="q", text2="b", label=None, skip_bad=True)
     assert not missing and "missing key(s) ['b']" in report.skipped[0].reason
 
@@ -502,3 +505,24 @@ def test_pairs_keep_long_fields_and_unicode_line_separators(tmp_path, nlp):
     for end in ("\r\n", "\r"):  # Windows and old Mac line ends are line ends
         path = write(tmp_path, "ends.jsonl", "".join(json.dumps(r) + end for r in rows))
         assert len(convert_pairs(path, nlp.vocab)[0]) == 2
+
+
+@pytest.mark.parametrize("name,text", [
+    ("plain.csv", "sentence1,sentence2,label\nHow old are you?,What is your age?,1\n\"Is it, raining?\",Where is the bus?,0\n"),
+    ("ided.tsv", "id\tText1\tText2\tlabel\nq7\tHow old are you?\tWhat is your age?\t1\nq9\tIs it raining?\tWhere?\t0\n"),
+    ("mrpc.txt", "Quality\t#1 String\t#2 String\n1\tHow old are you?\tWhat is your age?\n0\tIs it raining?\tWhere?\n"),
+    ("objects.jsonl", '{"text1": "How old are you?", "text2": "What is your age?", "label": 1}\n'
+                      '{"id": 3, "text1": "Is it raining?", "text2": "Where?", "label": 0}\n'),
+])
+def test_a_pair_file_has_the_same_columns_and_ids_as_a_training_file_and_as_a_dialog_file(tmp_path, nlp, name, text):
+    """convert pairs and the pairs dialog format read one pair file alike
+    without options: the same text columns and the same pair ids."""
+    from spacy_paraphrase.dialogs.tables import read_pair_file
+
+    path = write(tmp_path, name, text)
+    label = "Quality" if name == "mrpc.txt" else "label"
+    docs, _ = convert_pairs(path, nlp.vocab, label=label)
+    pairs = list(read_pair_file(path))
+    assert _ids(docs) == [pair.pair_id for pair in pairs] and len(docs) == 2
+    assert [tuple(t.text for t in doc.spans["turns"]) for doc in docs] == \
+        [(pair.first.text, pair.second.text) for pair in pairs]

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from spacy_paraphrase.dialogs import DialogFormatError, ProblemCollector, read_turn_pairs
-from spacy_paraphrase.dialogs.tables import find_pair_columns, read_pair_file, read_turn_table
+from spacy_paraphrase.dialogs.tables import read_pair_file, read_turn_table
+from spacy_paraphrase.table_reader import find_pair_columns
 
 
 def write_jsonl(path, records):
