@@ -21,7 +21,19 @@ from ..dialogs.fields import json_type
 from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import RECORD_FIELDS, convokit_errors, convokit_records, read_lines
+from .record_format import (
+    CONVERSATION_ID,
+    FIRST,
+    IS_PARAPHRASE,
+    PAIR_ID,
+    RECORD_FIELDS,
+    SECOND,
+    SPANS,
+    WORDS,
+    convokit_errors,
+    convokit_records,
+    read_lines,
+)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -203,28 +215,28 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
     current: Dict[str, Dict[str, Any]] = {}
     conversation = object()
     for record in records:
-        if record["conversation_id"] != conversation:
+        if record[CONVERSATION_ID.key] != conversation:
             yield from current.items()
-            current, conversation = {}, record["conversation_id"]
-        pair_id = record["pair_id"]
-        for utt_id in record["second"]["utterance_ids"]:
+            current, conversation = {}, record[CONVERSATION_ID.key]
+        pair_id = record[PAIR_ID.key]
+        for utt_id in record[SECOND.key]["utterance_ids"]:
             meta = current.setdefault(utt_id, {})
             meta.update({prefix + key: record[key] for key in RECORD_KEYS})
             meta.setdefault(prefix + "paraphrase_spans", [])
             if with_probs:
                 meta[prefix + "paraphrase_probs"] = []
-        for utt_id in record["first"]["utterance_ids"]:
+        for utt_id in record[FIRST.key]["utterance_ids"]:
             meta = current.setdefault(utt_id, {})
             meta.setdefault(prefix + "source_spans", [])
             if with_probs:
                 meta.setdefault(prefix + "source_probs", {})[pair_id] = []
-        for span in record["spans"]:
+        for span in record[SPANS.key]:
             entry = {k: span[k] for k in ("start", "end", "text", "score")}
             if span["side"] == "first":
                 current[span["utterance_id"]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
             else:
                 current[span["utterance_id"]][prefix + "paraphrase_spans"].append(entry)
-        for side, words in (record.get("words") or {}).items():
+        for side, words in (record.get(WORDS.key) or {}).items():
             for word in words:
                 meta = current[word["utterance_id"]]
                 probs = meta[prefix + "paraphrase_probs"] if side == "second" else meta[prefix + "source_probs"][pair_id]
@@ -236,9 +248,9 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
     """conversation id -> [pairs written, paraphrases, pairs skipped]."""
     counts: Dict[str, List[int]] = {}
     for record in records:
-        c = counts.setdefault(record["conversation_id"], [0, 0, 0])
+        c = counts.setdefault(record[CONVERSATION_ID.key], [0, 0, 0])
         c[0] += 1
-        c[1] += bool(record["is_paraphrase"])
+        c[1] += bool(record[IS_PARAPHRASE.key])
     if errors.exists():
         for entry in _iter_jsonl(errors):
             if entry.get("kind") == "skipped":

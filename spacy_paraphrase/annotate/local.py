@@ -22,7 +22,7 @@ from ..dialogs.pairing import Corpus, SourceOptions
 from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
 from .paths import open_job, own_files
-from .record_format import MAX_TURN_CHARS, problem_entry, skip_entry
+from .record_format import IS_PARAPHRASE, MAX_TURN_CHARS, problem_entry, skip_entry
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
 
 BUFFER_BATCHES = 16
@@ -212,7 +212,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         progress.problems_seen = buffer.problems_seen
         progress.role_dropped = buffer.dropped_seen
         progress.written += len(records)
-        progress.paraphrases += sum(1 for r in records if r["is_paraphrase"])
+        progress.paraphrases += sum(1 for r in records if r[IS_PARAPHRASE.key])
         progress.skipped += sum(1 for e in buffer.entries if e["kind"] == "skipped")
         progress.malformed += sum(1 for e in buffer.entries if e["kind"] == "malformed")
         progress.seconds = seconds_before + time.perf_counter() - started

@@ -32,7 +32,7 @@ from tqdm import tqdm
 from ..dialogs.pairing import Corpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
 from .local import Summary
-from .record_format import dumps, part_files, problem_entry, skip_entry
+from .record_format import IS_PARAPHRASE, dumps, part_files, problem_entry, skip_entry
 from .resume import default_errors_path
 from .paths import PathError, open_job
 from .staging import LINE_COLUMN, ShardWriter, line_pair, remove_staging, shard_dir
@@ -62,7 +62,7 @@ class PairAnnotatorActor:
         records = self.annotator.annotate([line_pair(line) for line in batch[LINE_COLUMN]])
         return {
             RECORD_COLUMN: numpy.array([dumps(record) for record in records], dtype=object),
-            PARAPHRASE_COLUMN: numpy.array([bool(r["is_paraphrase"]) for r in records], dtype=bool),
+            PARAPHRASE_COLUMN: numpy.array([bool(r[IS_PARAPHRASE.key]) for r in records], dtype=bool),
         }
 
 

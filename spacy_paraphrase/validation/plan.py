@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 
 from .sheet import STRATIFY, allocate, stratum
+from ..annotate.record_format import IS_PARAPHRASE, SCORE
 
 FIGURES = ("rate", "precision", "recall")
 Z = 1.959963984540054
@@ -40,9 +41,9 @@ def cells(records: Sequence[Dict[str, Any]], stratify: str, error_rate: Optional
     and prior pi."""
     groups: Dict[tuple, List[float]] = {}
     for r in records:
-        if isinstance(r.get("score"), (int, float)):
-            key = (stratum(r, stratify), float(bool(r.get("is_paraphrase"))))
-            groups.setdefault(key, []).append(min(1.0, max(0.0, float(r["score"]))))
+        if isinstance(r.get(SCORE.key), (int, float)):
+            key = (stratum(r, stratify), float(bool(r.get(IS_PARAPHRASE.key))))
+            groups.setdefault(key, []).append(min(1.0, max(0.0, float(r[SCORE.key]))))
     if not groups:
         raise PlanError("no record has a score: there is nothing to plan")
     out = []

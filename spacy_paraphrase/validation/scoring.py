@@ -21,6 +21,7 @@ from .agreement import cohen_kappa, krippendorff_alpha, majority, mean_vote, per
 from .coding import SheetError, coder_names, read_sheet
 from .estimators import StratifiedSample
 from .sheet import stratum
+from ..annotate.record_format import CONVERSATION_ID, IS_PARAPHRASE, PAIR_ID, SCORE
 
 BY_MODEL = ("margin", "decision")  # strata that are the model's decisions (or finer)
 WHY = {
@@ -83,7 +84,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     sheets = [Path(p) for p in sheets]
     data = read_records(records, words_of=set())
     by_id = data.by_id()
-    scored = [r for r in data.records if isinstance(r.get("score"), (int, float))]
+    scored = [r for r in data.records if isinstance(r.get(SCORE.key), (int, float))]
     names = coder_names(sheets)
     coded = [read_sheet(path, list(by_id)) for path in sheets]
     plan = _design(Path(design)) if design is not None else None
@@ -100,13 +101,13 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     except ValueError as err:
         raise SheetError(str(err)) from None
     soft = mean_vote(matrix)
-    decisions = [float(bool(r.get("is_paraphrase"))) for r in scored]
-    clusters = [str(r.get("conversation_id") or r["pair_id"]) for r in scored]
-    row = {str(r["pair_id"]): i for i, r in enumerate(scored)}
+    decisions = [float(bool(r.get(IS_PARAPHRASE.key))) for r in scored]
+    clusters = [str(r.get(CONVERSATION_ID.key) or r[PAIR_ID.key]) for r in scored]
+    row = {str(r[PAIR_ID.key]): i for i, r in enumerate(scored)}
     sample = StratifiedSample(clusters, strata, decisions, [row[pid] for pid in items])
     hard = sample.estimate(ref, n_boot=n_boot, seed=seed)
     usable = {strata[row[pid]] for pid, y in zip(items, ref) if not numpy.isnan(y)}  # tied pairs may be excluded
-    census = {str(r["pair_id"]) for r in scored} <= set(items)
+    census = {str(r[PAIR_ID.key]) for r in scored} <= set(items)
     why = "census" if census else "design-based" if plan is not None and plan["stratify"] in BY_MODEL else "both"
     with_rg = why == "both"
     observed = cluster_bootstrap(decisions, clusters, n_boot=n_boot, seed=seed)

@@ -23,6 +23,7 @@ from typing import Any, Dict, List, Sequence
 import numpy
 
 from ..saving import atomic_write
+from ..annotate.record_format import CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, SCORE, SECOND
 
 STRATIFY = ("margin", "decision", "none")
 BANDS = (0.05, 0.15, 0.3)
@@ -35,10 +36,10 @@ COLUMNS = ("pair_id", "conversation_id", "first_speaker", "first_text", "second_
 def stratum(record: Dict[str, Any], stratify: str) -> str:
     if stratify == "none":
         return "all"
-    side = "paraphrase" if record.get("is_paraphrase") else "not paraphrase"
+    side = "paraphrase" if record.get(IS_PARAPHRASE.key) else "not paraphrase"
     if stratify == "decision":
         return side
-    margin = abs(record.get("margin") or 0.0)
+    margin = abs(record.get(MARGIN.key) or 0.0)
     return next((f"{side}, {name}" for b, name in BAND_NAMES if margin < b), f"{side}, {LAST_BAND}")
 
 
@@ -65,7 +66,7 @@ def draw(records: Sequence[Dict[str, Any]], n: int, stratify: str, seed: int) ->
         raise ValueError(f"--stratify {stratify!r}: choose one of {', '.join(STRATIFY)}")
     if n < 1:
         raise ValueError("--n must be at least 1")
-    scored = [r for r in records if isinstance(r.get("score"), (int, float))]
+    scored = [r for r in records if isinstance(r.get(SCORE.key), (int, float))]
     if not scored:
         raise ValueError("no record has a score: there is nothing to validate")
     groups: Dict[str, List[Dict[str, Any]]] = {}
@@ -79,16 +80,16 @@ def draw(records: Sequence[Dict[str, Any]], n: int, stratify: str, seed: int) ->
         picked = [groups[name][i] for i in sorted(rng.choice(len(groups[name]), take[name], replace=False))]
         sample += picked
         design["strata"][name] = {"population": len(groups[name]), "sample": len(picked)}
-        design["pairs"].update({str(r["pair_id"]): name for r in picked})
+        design["pairs"].update({str(r[PAIR_ID.key]): name for r in picked})
     sample = [sample[i] for i in rng.permutation(len(sample))]
     design["n"] = len(sample)
     return sample, design
 
 
 def sheet_rows(sample: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
-    return [{"pair_id": r["pair_id"], "conversation_id": r.get("conversation_id"),
-             "first_speaker": r["first"].get("speaker"), "first_text": r["first"].get("text"),
-             "second_speaker": r["second"].get("speaker"), "second_text": r["second"].get("text"),
+    return [{"pair_id": r[PAIR_ID.key], "conversation_id": r.get(CONVERSATION_ID.key),
+             "first_speaker": r[FIRST.key].get("speaker"), "first_text": r[FIRST.key].get("text"),
+             "second_speaker": r[SECOND.key].get("speaker"), "second_text": r[SECOND.key].get("text"),
              "label": "", "highlight": "", "note": ""} for r in sample]
 
 
