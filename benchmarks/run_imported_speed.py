@@ -132,15 +132,11 @@ def decisions(nlp, pairs: List[Pair], batch: int):
     """(pair decisions, highlighted tokens) of ``nlp`` on ``pairs``."""
     from spacy_paraphrase import make_pair_doc
 
-    pipe = nlp.get_pipe("paraphrase_spans")
-    threshold = pipe.cfg["threshold"]
+    readout = nlp.get_pipe("paraphrase_spans").readout
     pair_dec, word_dec = [], []
     for doc in nlp.pipe([make_pair_doc(nlp, a, c) for a, c in pairs], batch_size=batch):
-        pair_dec.append(doc.cats["PARAPHRASE"] >= threshold)
-        flags = numpy.zeros((len(doc),), dtype=bool)
-        for span in doc.spans["paraphrase"]:
-            flags[span.start:span.end] = True
-        word_dec.append(flags)
+        pair_dec.append(readout.decision(doc))
+        word_dec.append(readout.highlighted(doc))
     return numpy.array(pair_dec), word_dec
 
 

@@ -70,11 +70,9 @@ def decisions(nlp, docs) -> List[Dict[str, object]]:
     readout = nlp.get_pipe("paraphrase_spans").readout
     out = []
     for doc in docs:
-        flags = numpy.zeros((len(doc),), dtype=bool)
-        for span in doc.spans.get(readout.spans_key, []):
-            flags[span.start:span.end] = True
+        flags = readout.highlighted(doc)
         first, second = get_turns(doc)
-        out.append({"pair": readout.is_paraphrase(doc.cats[readout.cats_key]),
+        out.append({"pair": readout.decision(doc),
                     "first": flags[first.start:first.end], "second": flags[second.start:second.end]})
     return out
 

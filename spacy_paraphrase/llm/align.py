@@ -178,15 +178,25 @@ def _distinct(spans: List[Span]) -> List[Span]:
     return [s for k, s in enumerate(spans) if k == 0 or s.start >= spans[k - 1].end]
 
 
-def _one_place(spans: List[Span]) -> Optional[Span]:
-    """The place of a word-for-word match (in text order), or None. A phrase said again (every
-    place has the same words: "I said no" twice, or a cut-off "small busi" where "small
-    businesses" occurs twice) gives the first, as the authors' rule takes it; places with
-    different words raise Ambiguous ("I said n" for "I said no" and "I said nothing")."""
-    spans = _distinct(spans)
-    if len(spans) > 1 and len({tuple(span_units(s)[0]) for s in spans}) > 1:
+def _said_again(places: Sequence[Span], stated: Optional[Span] = None) -> Span:
+    """The place to take of a quote's equally good places (one or more, in text order, as
+    ``_distinct`` keeps them). A phrase said again (every place has the same words: "I said no"
+    twice, or a cut-off "small busi" where "small businesses" occurs twice) gives the first, as
+    the authors' rule takes it: the first in ``stated`` (the turn the quote was filed under) when
+    one is there and ``stated`` is given. Places with different words raise Ambiguous ("I said n"
+    for "I said no" and "I said nothing")."""
+    if len({tuple(span_units(s)[0]) for s in places}) > 1:
         raise Ambiguous()
-    return spans[0] if spans else None
+    if stated is None:
+        return places[0]
+    return min(places, key=lambda s: (not (stated.start <= s.start < stated.end), s.start))
+
+
+def _one_place(spans: List[Span]) -> Optional[Span]:
+    """The place of a word-for-word match in one turn (``spans``: its places in text order), or
+    None: ``_said_again`` of the distinct places. Raises Ambiguous."""
+    spans = _distinct(spans)
+    return _said_again(spans) if spans else None
 
 
 def exact_run(turn_span: Span, quote: str, prefix: bool) -> Optional[Span]:
@@ -567,11 +577,12 @@ def _uniqueshort_fits(turns: Sequence[Span], quote: str, lenient: bool) -> Optio
         return None
     most = max(p[1] for p in places)
     places = sorted((p for p in places if p[1] == most), key=lambda p: (p[0].start, p[0].end))
-    distinct = [p for k, p in enumerate(places) if k == 0 or p[0].start >= places[k - 1][0].end]
-    if len({tuple(span_units(p[0])[0]) for p in distinct}) > 1:
-        return None
-    if len(distinct) > 1:  # the same words said again: the first place, in the stated turn (``turns[0]``) if there
-        first = min(distinct, key=lambda p: (not (turns[0].start <= p[0].start < turns[0].end), p[0].start))[0]
+    distinct = _distinct([p[0] for p in places])
+    try:  # unlike a word-for-word match, the places span the pair: the stated turn (``turns[0]``) first
+        first = _said_again(distinct, turns[0])
+    except Ambiguous:
+        return None  # fits with different words: no short fit (the fuzzy step may still find one)
+    if len(distinct) > 1:  # the same words said again: the fits over the place taken
         places = [p for p in places if p[0].start < first.end and p[0].end > first.start]
     best = max(places, key=lambda p: (-p[2], p[3], p[0].end - p[0].start))
     return QuoteAlignment(best[0], "short", best[3])

@@ -5,7 +5,7 @@ is README.md, "What the component writes"; the functions below are the
 rule's parts and the documented function forms of it."""
 import dataclasses
 import numbers
-from typing import TYPE_CHECKING, Dict, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Union
 
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
@@ -87,6 +87,14 @@ def highlight_flags(
         top = float(seg.max()) if len(seg) else -1.0
         if top > 0:
             flags[turn.start : turn.end] = seg >= threshold * top
+    return flags
+
+
+def span_token_flags(doc: Doc, spans: Iterable[Span]) -> numpy.ndarray:
+    """Which tokens of ``doc`` lie inside any of ``spans`` (bool per token)."""
+    flags = numpy.zeros((len(doc),), dtype=bool)
+    for span in spans:
+        flags[span.start : span.end] = True
     return flags
 
 
@@ -195,10 +203,7 @@ class Readout:
         """Which tokens are highlighted (bool per token): those inside the
         decoded spans (``highlight_spans``), whether or not the pair passes
         (the scorer's Jaccard reads this)."""
-        flags = numpy.zeros((len(doc),), dtype=bool)
-        for span in self.highlight_spans(doc, probs):
-            flags[span.start : span.end] = True
-        return flags
+        return span_token_flags(doc, self.highlight_spans(doc, probs))
 
     def vote_share(self, doc: Doc, probs: numpy.ndarray, pair_score: float) -> float:
         """The predicted share of annotators who would call the pair a
@@ -256,6 +261,17 @@ class Readout:
     def token_probs(self, doc: Doc) -> numpy.ndarray:
         """The probabilities stored on a processed Doc under ``spans_key``."""
         return token_probs(doc, self.spans_key)
+
+    def decision(self, doc: Doc) -> bool:
+        """A processed Doc's decision: ``is_paraphrase`` of its stored pair
+        score, ``doc.cats[cats_key]``."""
+        return self.is_paraphrase(doc.cats[self.cats_key])
+
+    def highlighted(self, doc: Doc) -> numpy.ndarray:
+        """Which tokens of a processed Doc are highlighted (bool per token):
+        those inside its spans, ``doc.spans[spans_key]`` (none unless the
+        pair passed; KeyError when the Doc has no such group)."""
+        return span_token_flags(doc, doc.spans[self.spans_key])
 
     def reannotate(self, doc: Doc) -> None:
         """Rewrite the annotations of a processed Doc with this readout, from

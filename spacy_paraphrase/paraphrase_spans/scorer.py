@@ -98,13 +98,6 @@ def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy
     return bool(pair), words
 
 
-def _pred_tokens(doc: Doc, spans_key: str) -> numpy.ndarray:
-    out = numpy.zeros((len(doc),), dtype=bool)
-    for span in doc.spans.get(spans_key, []):
-        out[span.start : span.end] = True
-    return out
-
-
 def span_word_counts(doc: Doc, spans_key: str) -> List[Tuple[str, int]]:
     """(label, number of words) of every output span of a processed Doc; a
     word is a token that is neither whitespace nor punctuation."""
@@ -206,7 +199,7 @@ def score_paraphrase_spans(  # noqa: C901
         lengths = span_word_counts(pred_doc, spans_key)
         span_lengths.extend(n_words for _, n_words in lengths)
         n_highlighted_turns += len({label for label, _ in lengths})
-        pred_words = _pred_tokens(pred_doc, spans_key)
+        pred_words = readout.highlighted(pred_doc)
         tok_tp += float((gold_words & pred_words).sum())
         tok_fp += float((~gold_words & pred_words).sum())
         tok_fn += float((gold_words & ~pred_words).sum())

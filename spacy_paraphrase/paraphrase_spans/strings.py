@@ -52,9 +52,7 @@ def project_to_words(string_doc: Doc, word_doc: Doc, readout: Readout) -> Doc:
     if string_doc.text != word_doc.text:
         raise ValueError("The string Doc and the word-list Doc have different texts: not the same pair.")
     probs = readout.token_probs(string_doc)
-    in_span = numpy.zeros((len(string_doc),), dtype=bool)
-    for span in string_doc.spans[readout.spans_key]:
-        in_span[span.start: span.end] = True
+    in_span = readout.highlighted(string_doc)
     mapping = token_map(string_doc, word_doc)
     word_probs = numpy.full((len(word_doc),), numpy.nan, dtype="float32")
     for w, tokens in enumerate(mapping):
@@ -95,13 +93,6 @@ def turn_max_on_words(doc: Doc, probs: numpy.ndarray) -> List[bool]:
     return out
 
 
-def _highlighted(doc: Doc, spans_key: str) -> numpy.ndarray:
-    flags = numpy.zeros((len(doc),), dtype=bool)
-    for span in doc.spans[spans_key]:
-        flags[span.start: span.end] = True
-    return flags
-
-
 def compare_inputs(word_docs: Sequence[Doc], string_docs: Sequence[Doc], projected: Sequence[Doc],
                    readout: Readout) -> Dict[str, float]:
     """The checks of the module docstring over processed Docs of the same pairs."""
@@ -113,10 +104,9 @@ def compare_inputs(word_docs: Sequence[Doc], string_docs: Sequence[Doc], project
         p, n = punctuation_only_spans(string_doc, readout.spans_key)
         n_punct, n_spans = n_punct + p, n_spans + n
         turns.extend(turn_max_on_words(string_doc, readout.token_probs(string_doc)))
-        j = jaccard(_highlighted(word_doc, readout.spans_key), _highlighted(proj, readout.spans_key))
+        j = jaccard(readout.highlighted(word_doc), readout.highlighted(proj))
         jaccards.append(1.0 if j is None else j)
-        same += (word_doc.cats[readout.cats_key] >= readout.threshold) == (
-            string_doc.cats[readout.cats_key] >= readout.threshold)
+        same += readout.decision(word_doc) == readout.decision(string_doc)
     n = max(len(jaccards), 1)
     return {
         "strings_spans": n_spans,
