@@ -268,10 +268,11 @@ def _csv_reader(lines, delimiter: str, quoting: int):
 class CsvRecords:
     """(line where the record starts, start byte, end byte, fields) of each
     non-blank record of a CSV/TSV file opened in binary mode (closed when the
-    records are read to the end); a malformed record goes to ``on_bad`` (see
-    the module doc). ``width``: the number of
-    fields a record spread over several lines must have (set it once the
-    header is read)."""
+    records are read to the end, or by ``close``: records dropped before
+    their end keep the file open until the garbage collector finds them);
+    a malformed record goes to ``on_bad`` (see the module doc). ``width``:
+    the number of fields a record spread over several lines must have (set
+    it once the header is read)."""
 
     def __init__(self, fh, delimiter: str, quoting: int, on_bad: OnBad):
         self.fh, self.delimiter, self.quoting, self.on_bad = fh, delimiter, quoting, on_bad
@@ -284,8 +285,13 @@ class CsvRecords:
     def __next__(self) -> Tuple[int, int, int, List[str]]:
         return next(self._records)
 
+    def close(self) -> None:
+        """Close the file; the records end here."""
+        self._records.close()
+        self.fh.close()
+
     def _read(self) -> Iterator[Tuple[int, int, int, List[str]]]:
-        with self.fh:  # closed when read to the end, or when the records are dropped
+        with self.fh:  # closed when read to the end or closed
             yield from self._records_of(self.fh)
 
     def _records_of(self, fh) -> Iterator[Tuple[int, int, int, List[str]]]:

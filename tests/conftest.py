@@ -1,3 +1,4 @@
+import gc
 import os
 
 import pytest
@@ -12,6 +13,36 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 @pytest.fixture
 def nlp():
     return spacy.blank("en")
+
+
+class OpenedFiles(list):
+    """The files the dialog readers opened, in order."""
+
+    def still_open(self):
+        return [fh.name for fh in self if not fh.closed]
+
+
+@pytest.fixture
+def opened_inputs(monkeypatch):
+    """The files the dialog readers open (``dialogs.streaming``), recorded;
+    the garbage collector is off meanwhile, so only closing a file closes it."""
+    from spacy_paraphrase.dialogs import streaming
+
+    files = OpenedFiles()
+
+    def recording_open(path, *args, **kwargs):
+        fh = open(path, *args, **kwargs)
+        files.append(fh)
+        return fh
+
+    monkeypatch.setattr(streaming, "open", recording_open, raising=False)
+    enabled = gc.isenabled()
+    gc.disable()
+    yield files
+    for fh in files:
+        fh.close()
+    if enabled:
+        gc.enable()
 
 
 @pytest.fixture(scope="session")

@@ -182,22 +182,23 @@ def run_local(
                       [("OUTPUT", Path(output)), ("The errors file", errors), ("The checkpoint", checkpoint)],
                       batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit,
                       own=own_files(checkpoint, Path(output), errors))
-    files = JobFiles(output, errors, fingerprint(model, corpus, with_probs=with_probs, limit=limit, errors=errors,
-                                                 output_format=output_format), overwrite=overwrite)
-    progress = files.open()
-    if progress.done:
-        return Summary.of(progress, output, errors, already_done=True)
-    resumed_at = progress.consumed
-    try:
-        annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id)
-        total = corpus.count(limit) if count else limit
-        with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
-                  dynamic_ncols=True, smoothing=0.1) as bar:
-            _annotate(annotator, files, progress, _Reader(corpus, progress, limit, buffer_batches * batch_size,
-                                                          annotator.nlp.max_length), n_process, bar)
-    finally:
-        files.close()
-    return Summary.of(progress, output, errors, resumed_at=resumed_at)
+    with corpus:  # closed however the run ends
+        files = JobFiles(output, errors, fingerprint(model, corpus, with_probs=with_probs, limit=limit, errors=errors,
+                                                     output_format=output_format), overwrite=overwrite)
+        progress = files.open()
+        if progress.done:
+            return Summary.of(progress, output, errors, already_done=True)
+        resumed_at = progress.consumed
+        try:
+            annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id)
+            total = corpus.count(limit) if count else limit
+            with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
+                      dynamic_ncols=True, smoothing=0.1) as bar:
+                _annotate(annotator, files, progress, _Reader(corpus, progress, limit, buffer_batches * batch_size,
+                                                              annotator.nlp.max_length), n_process, bar)
+        finally:
+            files.close()
+        return Summary.of(progress, output, errors, resumed_at=resumed_at)
 
 
 def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,

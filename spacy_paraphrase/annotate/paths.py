@@ -37,14 +37,19 @@ def open_job(model: str, input_path, source: Optional[SourceOptions], targets: S
              batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
              own: Iterable[Path] = ()) -> Corpus:
     """Every check of a run's start (module doc), before anything is
-    written; returns the input opened. ``targets``: (what, path) of each file
-    the run writes (``check_targets``)."""
+    written; returns the input opened (the caller closes it), or closes it
+    when a later check fails. ``targets``: (what, path) of each file the run
+    writes (``check_targets``)."""
     check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
     corpus = Corpus(input_path, source)
-    check_model(model)
-    check_targets(corpus, model, targets, own=own)
+    try:
+        check_model(model)
+        check_targets(corpus, model, targets, own=own)
+    except BaseException:
+        corpus.close()
+        raise
     return corpus
 
 

@@ -183,29 +183,30 @@ def run_ray(
     if gpu_id >= 0 and num_gpus == 0:
         num_gpus = 1.0
     corpus = open_job(model, input_path, source, [("The errors file", errors)], batch_size=batch_size, limit=limit)
-    prepare_output(output, errors, overwrite=overwrite, inputs=corpus.files() + [Path(model)])
-    started = time.perf_counter()
-    staging = shard_dir(output)
-    try:
-        total = corpus.count(limit) if count else limit
-        summary = stage(corpus, staging, errors, shard_rows=shard_rows, limit=limit, total=total,
-                        progress_bar=progress_bar)
-        staged = summary.consumed - summary.skipped
-        if staged:
-            sink = annotate_staged(
-                model, staging, output, address=address, runtime_env=runtime_env, batch_size=batch_size,
-                pairs_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
-                memory=memory, with_probs=with_probs, progress_bar=progress_bar,
-            )
-            if sink.written != staged:
-                raise RuntimeError(f"Ray wrote {sink.written} records for {staged} staged pairs.")
-            summary.written, summary.paraphrases = sink.written, sink.paraphrases
-    finally:
-        if not keep_staging:
-            remove_staging(staging)
-    summary.output = str(output)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    with corpus:  # closed however the run ends
+        prepare_output(output, errors, overwrite=overwrite, inputs=corpus.files() + [Path(model)])
+        started = time.perf_counter()
+        staging = shard_dir(output)
+        try:
+            total = corpus.count(limit) if count else limit
+            summary = stage(corpus, staging, errors, shard_rows=shard_rows, limit=limit, total=total,
+                            progress_bar=progress_bar)
+            staged = summary.consumed - summary.skipped
+            if staged:
+                sink = annotate_staged(
+                    model, staging, output, address=address, runtime_env=runtime_env, batch_size=batch_size,
+                    pairs_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
+                    memory=memory, with_probs=with_probs, progress_bar=progress_bar,
+                )
+                if sink.written != staged:
+                    raise RuntimeError(f"Ray wrote {sink.written} records for {staged} staged pairs.")
+                summary.written, summary.paraphrases = sink.written, sink.paraphrases
+        finally:
+            if not keep_staging:
+                remove_staging(staging)
+        summary.output = str(output)
+        summary.seconds = time.perf_counter() - started
+        return summary
 
 
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],

@@ -43,9 +43,8 @@ def source_options(fmt: Optional[str] = None, pairing: str = "consecutive", role
                    unify_names: bool = False, by_timestamp: bool = False) -> SourceOptions:
     """How the corpus is read, from the command line's options (``KEY=VALUE``
     strings for ``role_patterns`` and ``reader_options``); CommandError for
-    an unknown pairing and a malformed ``KEY=VALUE`` (the format and the
-    reader options are checked when the corpus is opened: ``dialogs.Corpus``)."""
-    _choice(pairing, MODES, "pairing")
+    a malformed ``KEY=VALUE`` (the pairing, the format and the reader options
+    are checked when the corpus is opened: ``dialogs.Corpus``)."""
     readers: Dict[str, Any] = dict(_pairs(reader_options, "--reader-option"))
     if unify_names:
         readers["unify_names"] = True

@@ -13,19 +13,27 @@ Opening a ``Corpus`` guesses its format once (``readers.guess_format``),
 checks the options once against that format's entry of ``readers.READERS``
 and starts its reader once, so that what the reader checks when started (a
 table's header and columns) fails before a run writes anything; the corpus
-then offers its pairs, role-filtered, and their count.
+then offers its pairs, role-filtered, their count and its conversations, each
+pass read by a reader of its own (the first by the one started), and
+``close`` closes every reader it started, a pass read to its end or not.
 """
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .readers import guess_format, read_convokit_speakers, reader_for
+from .readers import guess_format, no_dialogs, read_convokit_speakers, reader_for
 from .roles import RoleOf, filter_roles, role_getter
+from .streaming import Stream
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Turn, TurnPair, Utterance, reporter
 
 MODES = ("consecutive", "reply-to")
 # How the reader options of the command line are spelled there.
 OPTION_FLAGS = {"unify_names": "--unify-names", "by_timestamp": "--by-timestamp"}
+
+
+def unknown_mode(mode: str) -> ValueError:
+    """The error for a pairing mode not in MODES."""
+    return ValueError(f"Unknown pairing mode {mode!r}; choose one of {', '.join(MODES)}.")
 
 
 def build_turns(utterances: Iterable[Utterance]) -> List[Turn]:
@@ -69,7 +77,7 @@ def pair_conversation(conversation: Conversation, mode: str = "consecutive") -> 
         return pair_consecutive(conversation)
     if mode == "reply-to":
         return pair_replies(conversation)
-    raise ValueError(f"Unknown pairing mode {mode!r}; choose one of {', '.join(MODES)}.")
+    raise unknown_mode(mode)
 
 
 @dataclass
@@ -119,17 +127,19 @@ class Corpus:
     with boolean reader options given as text (``true``) made booleans.
     DialogFormatError for an unknown or unclear format, a reader option that
     format's reader does not take (or of the wrong type) and an input its
-    reader refuses when started; ValueError for a bad pairing or role setting."""
+    reader refuses when started; ValueError for a bad pairing or role setting.
+    The input stays open until ``close`` (called on leaving a ``with`` block)."""
 
     def __init__(self, path, options: Optional[SourceOptions] = None):
         options = options or SourceOptions()
         self.path = Path(path)
         if options.pairing not in MODES:
-            raise ValueError(f"Unknown pairing mode {options.pairing!r}; choose one of {', '.join(MODES)}.")
+            raise unknown_mode(options.pairing)
         self.reader = reader_for(options.fmt or guess_format(self.path))
         self.options = replace(options, reader_options=self._checked_reader_options(options))
         self.role_of = self._role_of()
-        self._started: Optional[Tuple[_Forward, Iterator[TurnPair]]] = self._open()
+        self._open_streams: List[Iterator[Any]] = []  # the readers started and the passes, for close
+        self._started: Optional[Tuple[_Forward, Iterator[Any]]] = self._open()
 
     def _checked_reader_options(self, options: SourceOptions) -> Dict[str, Any]:
         takes = self.reader.options
@@ -165,13 +175,34 @@ class Corpus:
             speakers = read_convokit_speakers(self.path, fields=[options.role_source.partition(":")[2]])
         return role_getter(options.role_source, patterns=options.role_patterns or None, speakers=speakers)
 
-    def _open(self) -> Tuple[_Forward, Iterator[TurnPair]]:
+    def _open(self) -> Tuple[_Forward, Iterator[Any]]:
+        """A reader started on the input (conversations, or a pair file's
+        pairs) and the forwarder of its problems."""
         forward = _Forward()
         read = self.reader.read(self.path, on_problem=forward, **self.options.reader_options)
+        self._open_streams.append(read)
+        return forward, read
+
+    def _read(self, on_problem: Optional[OnProblem]) -> Iterator[Any]:
+        """What a pass reads: on the first call the reader started when the
+        corpus was opened, on each later one a new reader (the input opened
+        again); its malformed records go to ``on_problem``."""
+        forward, read = self._started or self._open()
+        self._started = None
+        forward.to = on_problem
+        return read
+
+    def _pairs(self, read: Iterator[Any], on_drop: Optional[Callable[[TurnPair], None]]) -> Iterator[TurnPair]:
         if self.reader.yields_pairs:
-            return forward, read
-        mode = self.options.pairing
-        return forward, (pair for conversation in read for pair in pair_conversation(conversation, mode))
+            stream = read
+        else:
+            mode = self.options.pairing
+            stream = (pair for conversation in read for pair in pair_conversation(conversation, mode))
+        if self.role_of is None:
+            return stream
+        options = self.options
+        return filter_roles(stream, self.role_of, first=options.first_roles or None,
+                            second=options.second_roles or None, on_drop=on_drop)
 
     def files(self) -> List[Path]:
         """The files of the input that reading it reads (``DialogReader.files``)."""
@@ -181,25 +212,56 @@ class Corpus:
               on_drop: Optional[Callable[[TurnPair], None]] = None) -> Iterator[TurnPair]:
         """The corpus's turn pairs after the role filter (malformed records go
         to ``on_problem``, None: the first raises; pairs the role filter leaves
-        out to ``on_drop``). The first call reads with the reader started
-        when the corpus was opened, each later one opens the input again."""
-        forward, stream = self._started or self._open()
-        self._started = None
-        forward.to = on_problem
-        if self.role_of is None:
-            return stream
-        options = self.options
-        return filter_roles(stream, self.role_of, first=options.first_roles or None,
-                            second=options.second_roles or None, on_drop=on_drop)
+        out to ``on_drop``). The first pass (``pairs``, ``count`` or
+        ``conversations``) reads with the reader started when the corpus was
+        opened, each later one opens the input again."""
+        read = self._read(on_problem)
+        stream = self._pairs(read, on_drop)
+        if stream is not read:
+            self._open_streams.append(stream)
+        return stream
+
+    def conversations(self, on_problem: Optional[OnProblem] = None) -> Iterator[Conversation]:
+        """The corpus's conversations as its reader yields them, before
+        pairing and the role filter (malformed records go to ``on_problem``,
+        None: the first raises), read as ``pairs`` reads. DialogFormatError
+        for a pair file, whose rows are pairs of no conversation
+        (``readers.no_dialogs``); the reader started then stays for the
+        first pass of its pairs."""
+        if self.reader.yields_pairs:
+            raise no_dialogs(self.path)
+        return self._read(on_problem)
 
     def count(self, limit: Optional[int] = None) -> int:
-        """How many pairs ``pairs`` yields (malformed records ignored), at most ``limit``."""
+        """How many pairs ``pairs`` yields (malformed records ignored), at
+        most ``limit``; the reader it read with is closed when it returns."""
+        read = self._read(lambda problem: None)
         n = 0
-        for _ in self.pairs(lambda problem: None):
-            n += 1
-            if limit is not None and n >= limit:
-                break
+        try:
+            for _ in self._pairs(read, None):
+                n += 1
+                if limit is not None and n >= limit:
+                    break
+        finally:
+            self._open_streams.remove(read)
+            read.close()
         return n
+
+    def close(self) -> None:
+        """Close the input: the reader started when the corpus was opened,
+        if no pass took it, and the reader of every pass, read to its end or
+        not (reading such a pass on ends it). A later pass opens the input
+        again."""
+        self._started = None
+        streams, self._open_streams = self._open_streams, []
+        for stream in streams:
+            stream.close()
+
+    def __enter__(self) -> "Corpus":
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.close()
 
 
 def read_turn_pairs(
@@ -212,5 +274,7 @@ def read_turn_pairs(
 ) -> Iterator[TurnPair]:
     """The turn pairs of a dialog file of any format (guessed when ``fmt`` is
     None), streamed conversation by conversation; a pair file's rows are its
-    pairs (``mode`` does not apply). ``options`` go to the format's reader."""
-    return Corpus(path, SourceOptions(fmt=fmt, pairing=mode, reader_options=options)).pairs(on_problem)
+    pairs (``mode`` does not apply). ``options`` go to the format's reader.
+    Closing the pairs closes the input, read to their end or not."""
+    corpus = Corpus(path, SourceOptions(fmt=fmt, pairing=mode, reader_options=options))
+    return Stream(corpus.pairs(on_problem), corpus)

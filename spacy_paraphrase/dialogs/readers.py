@@ -12,6 +12,7 @@ docs/dialog-formats.md.
 """
 import inspect
 import json
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
@@ -250,7 +251,8 @@ def _convokit_files(path: Path) -> List[Path]:
 class DialogReader:
     """One input format: its ``name`` (``--format``), its reader (``read(path,
     *, on_problem, **options)``, yielding conversations, or turn pairs when
-    ``yields_pairs``), ``recognise`` (whether a file's first record, a
+    ``yields_pairs``; a generator or a ``streaming.Stream``, whose ``close``
+    closes the input), ``recognise`` (whether a file's first record, a
     JSON object or a table's header, is of this format; None: never guessed
     from a record) and ``files`` (the files of an input that a run reads: what
     resuming compares and annotate never writes over)."""
@@ -288,19 +290,21 @@ def reader_for(fmt: str) -> DialogReader:
 
 def read_first_record(path: Path) -> Tuple[str, Any]:
     """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
-    table file, for format guessing (one open of the file); DialogFormatError
-    if unreadable."""
+    table file, for format guessing (one open of the file, closed on
+    return); DialogFormatError if unreadable."""
     fmt = resolve_delimiter(path, None)
 
     def fail(problem: Problem) -> None:
         raise DialogFormatError(str(problem))
 
     if fmt == "jsonl":
-        for _, _, _, value in iter_json_lines(path, fail):
-            return fmt, value
+        with closing(iter_json_lines(path, fail)) as values:
+            for _, _, _, value in values:
+                return fmt, value
     else:
-        for _, _, _, row in iter_csv_records(path, fmt, quoting_mode("minimal"), fail):
-            return fmt, [name.strip() for name in row]
+        with closing(iter_csv_records(path, fmt, quoting_mode("minimal"), fail)) as rows:
+            for _, _, _, row in rows:
+                return fmt, [name.strip() for name in row]
     raise DialogFormatError(f"{path}: the file is empty")
 
 
@@ -335,14 +339,19 @@ def guess_format(path) -> str:
     return found
 
 
+def no_dialogs(path) -> DialogFormatError:
+    """The error for reading the conversations of a pair file."""
+    return DialogFormatError(f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs.")
+
+
 def read_dialogs(
     path, fmt: Optional[str] = None, *, on_problem: Optional[OnProblem] = None, **options: Any
 ) -> Iterator[Conversation]:
     """Conversations of ``path`` in format ``fmt`` (guessed when None);
     ``options`` go to that format's reader. Pair files hold pairs, not
-    dialogs: read them with ``read_turn_pairs``."""
+    dialogs (``no_dialogs``): read them with ``read_turn_pairs``."""
     reader = reader_for(fmt or guess_format(path))
     if reader.yields_pairs:
-        raise DialogFormatError(f"{path}: a pair file holds pairs, not dialogs; read it with read_turn_pairs.")
+        raise no_dialogs(path)
     return reader.read(path, on_problem=on_problem, **options)
 

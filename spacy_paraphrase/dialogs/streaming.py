@@ -6,6 +6,8 @@ readers' errors: a file that cannot be opened is a ``DialogFormatError``, a
 malformed record a ``Problem``. ``read_grouped`` indexes a file in a first pass
 and seeks back to the records of one conversation in a second pass: memory then
 holds a few numbers per utterance, never the texts of other conversations.
+``Stream`` is what a table's reader returns, its header checked and its file
+open: closing it closes the file, read or not.
 """
 from array import array
 from pathlib import Path
@@ -41,6 +43,26 @@ def open_binary(path: Path):
     if table_reader.file_problem(path) is not None:
         raise not_a_file(path)
     return open(path, "rb")
+
+
+class Stream:
+    """The items of a reader whose input is open before its first item (a
+    table whose header is checked when the reader is called, a ``Corpus``):
+    ``close`` closes ``source`` too, which closing a generator not started
+    yet would not do."""
+
+    def __init__(self, items: Iterator[Any], source) -> None:
+        self._items, self._source = items, source
+
+    def __iter__(self) -> "Stream":
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._items)
+
+    def close(self) -> None:
+        self._items.close()
+        self._source.close()
 
 
 def problems_to(path: Path, report: OnProblem) -> OnBad:

@@ -2,6 +2,7 @@
 pair files (``pairs``), as CSV, TSV or JSON Lines. See docs/dialog-formats.md."""
 from array import array
 from bisect import bisect_left
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
@@ -27,6 +28,7 @@ from ..table_reader import (
 )
 from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
 from .streaming import (
+    Stream,
     iter_csv_records,
     iter_json_lines,
     quoting_mode,
@@ -37,19 +39,30 @@ from .streaming import (
 REPLY_TO_COLUMNS = ("reply_to", "reply-to")
 
 
+@contextmanager
+def _closed_on_error(records):
+    """Close ``records`` (the open input) when a check made inside fails."""
+    try:
+        yield
+    except BaseException:
+        records.close()
+        raise
+
+
 def _header(path: Path, delimiter: str, quoting: int, report: OnProblem):
     records = iter_csv_records(path, delimiter, quoting, report)
-    try:
-        line, _, _, names = next(records)
-    except StopIteration:
-        raise DialogFormatError(f"{path}: the file is empty (no header)") from None
-    names = [name.strip() for name in names]
-    repeated = sorted({name for name in names if names.count(name) > 1})
-    if repeated:
-        raise DialogFormatError(
-            f"{path}, line {line}: the header names column(s) {repeated} more than once; "
-            "rename them so that each column has its own name"
-        )
+    with _closed_on_error(records):
+        try:
+            line, _, _, names = next(records)
+        except StopIteration:
+            raise DialogFormatError(f"{path}: the file is empty (no header)") from None
+        names = [name.strip() for name in names]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise DialogFormatError(
+                f"{path}, line {line}: the header names column(s) {repeated} more than once; "
+                "rename them so that each column has its own name"
+            )
     records.width = len(names)
     return line, names, records
 
@@ -110,7 +123,8 @@ def read_turn_table(
 
     else:
         line, names, records = _header(path, fmt, quote, report)
-        _missing(path, line, required + [c for c in (id_column, reply_to_column) if c], names, fmt)
+        with _closed_on_error(records):
+            _missing(path, line, required + [c for c in (id_column, reply_to_column) if c], names, fmt)
 
         def read_at(fh, start, end):
             return read_csv_at(fh, start, end, fmt, quote)
@@ -151,7 +165,7 @@ def read_turn_table(
         return conversation_id, order, make
 
     # returned, not yielded from: the header is checked when called, not when first read
-    return read_grouped(path, records, read_at, parse, report)
+    return Stream(read_grouped(path, records, read_at, parse, report), records)
 
 
 def read_pair_file(
@@ -189,14 +203,15 @@ def read_pair_file(
         line, names, records = _header(path, fmt, quote, report)
     columns = (text1, text2) if text1 and text2 else None
     if names is not None:
-        columns = columns or find_pair_columns(names)
-        if columns is None:
-            raise DialogFormatError(f"{path}: {no_pair_columns(names)}: pass text1 and text2")
-        _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
+        with _closed_on_error(records):
+            columns = columns or find_pair_columns(names)
+            if columns is None:
+                raise DialogFormatError(f"{path}: {no_pair_columns(names)}: pass text1 and text2")
+            _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
         if id_column is None and PAIR_ID_COLUMN in names:
             id_column = PAIR_ID_COLUMN
     # a generator of its own: the header is checked when called, not when first read
-    return _pair_rows(path, names, columns, id_column, records, report)
+    return Stream(_pair_rows(path, names, columns, id_column, records, report), records)
 
 
 class PairIds:

@@ -4,17 +4,18 @@ patterns (``--role-pattern ROLE=REGEX``). docs/report.md, "Fields".
 
 Records keep speaker names and utterance ids but no conversation meta (a
 MediaSum program or date, a chat's extra keys) and no utterance meta (a turn
-table's other columns). ``join_dialogs`` reads the corpus again, with the
-format and reader options of the annotate run when its checkpoint is beside
-the records (else the format is guessed), and keeps the meta of the
-conversations and turn-opening utterances the records name.
+table's other columns). ``join_dialogs`` reads the corpus's conversations
+again (``dialogs.Corpus.conversations``), with the format and reader options
+of the annotate run when its checkpoint is beside the records (else the
+format is guessed), and keeps the meta of the conversations and
+turn-opening utterances the records name.
 """
 import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from ..annotate.resume import checkpoint_path
-from ..dialogs import Corpus, DialogFormatError, SourceOptions, read_dialogs, role_getter
+from ..dialogs import Corpus, DialogFormatError, SourceOptions, role_getter
 from ..dialogs.readers import convokit_folder
 from ..dialogs.turns import Utterance
 from ..annotate.record_format import CONVERSATION_ID, FIRST, SECOND, RecordsError, output_files
@@ -53,15 +54,14 @@ def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] 
     else:
         options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
         try:
-            corpus = Corpus(dialogs, options)
-            for conversation in read_dialogs(dialogs, corpus.reader.name, on_problem=lambda problem: None,
-                                             **corpus.options.reader_options):
-                if conversation.id in conversations:
-                    data.conversation_meta[conversation.id] = conversation.meta
-                for utt in conversation.utterances:
-                    if utt.id in utterances:
-                        data.utterance_meta[utt.id] = utt.meta
-                        data.utterance_time[utt.id] = utt.timestamp
+            with Corpus(dialogs, options) as corpus:
+                for conversation in corpus.conversations(lambda problem: None):
+                    if conversation.id in conversations:
+                        data.conversation_meta[conversation.id] = conversation.meta
+                    for utt in conversation.utterances:
+                        if utt.id in utterances:
+                            data.utterance_meta[utt.id] = utt.meta
+                            data.utterance_time[utt.id] = utt.timestamp
         except (DialogFormatError, ValueError, OSError) as err:
             raise RecordsError(f"--dialogs {dialogs}: {err}") from None
     if not (conversations & set(data.conversation_meta)) and not (utterances & set(data.utterance_meta)):

@@ -236,3 +236,11 @@ def test_a_run_guesses_the_format_once_and_opens_the_input_once_per_pass(annotat
     assert len(guesses) == 1
     assert opens == [corpus] * (3 if count else 2)  # the guess, the count, the pairs
     assert len(read_jsonl(tmp_path / "out.jsonl")) == (2 if name == "pairs.tsv" else 6)
+
+
+def test_a_run_that_stops_early_leaves_no_input_file_open(annotate_model, tmp_path, opened_inputs):
+    """``--limit`` stops the count and the pairs before the input's end; the
+    run still closes every file of the input it opened (a pair file's reader
+    holds its file until closed)."""
+    run(annotate_model, write_pairs_tsv(tmp_path / "pairs.tsv"), tmp_path / "out.jsonl", limit=1)
+    assert opened_inputs and opened_inputs.still_open() == []
