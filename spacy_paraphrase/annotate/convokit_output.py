@@ -21,19 +21,8 @@ from ..dialogs.fields import json_type
 from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import (
-    CONVERSATION_ID,
-    FIRST,
-    IS_PARAPHRASE,
-    PAIR_ID,
-    RECORD_FIELDS,
-    SECOND,
-    SPANS,
-    WORDS,
-    convokit_errors,
-    convokit_records,
-    read_lines,
-)
+from .record_format import (CONVERSATION_ID, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SPANS, WORDS,
+                            convokit_errors, convokit_records, read_lines)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
