@@ -79,6 +79,14 @@ def made_pair_id(path: Path, line: int) -> str:
     return f"{path.stem}:{line}"
 
 
+def made_pair_line(path: Path, pair_id: str) -> Optional[int]:
+    """The line ``made_pair_id`` made ``pair_id`` from, or None when it is
+    not one of its ids."""
+    prefix = f"{path.stem}:"
+    rest = pair_id[len(prefix):] if pair_id.startswith(prefix) else ""
+    return int(rest) if rest.isdigit() and str(int(rest)) == rest else None
+
+
 class RecordError(ValueError):
     """One record is malformed; the message is the reason."""
 

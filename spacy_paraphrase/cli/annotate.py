@@ -43,17 +43,21 @@ def source_options(fmt: Optional[str] = None, pairing: str = "consecutive", role
                    unify_names: bool = False, by_timestamp: bool = False) -> SourceOptions:
     """How the corpus is read, from the command line's options (``KEY=VALUE``
     strings for ``role_patterns`` and ``reader_options``); CommandError for
-    a malformed ``KEY=VALUE`` (the pairing, the format and the reader options
-    are checked when the corpus is opened: ``dialogs.Corpus``)."""
+    a malformed ``KEY=VALUE`` and an unknown pairing mode (``SourceOptions``;
+    the format and the reader options are checked when the corpus is opened:
+    ``dialogs.Corpus``)."""
     readers: Dict[str, Any] = dict(_pairs(reader_options, "--reader-option"))
     if unify_names:
         readers["unify_names"] = True
     if by_timestamp:
         readers["by_timestamp"] = True
-    return SourceOptions(
-        fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_patterns, "--role-pattern"),
-        first_roles=list(first_roles), second_roles=list(second_roles), reader_options=readers,
-    )
+    try:
+        return SourceOptions(
+            fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_patterns, "--role-pattern"),
+            first_roles=list(first_roles), second_roles=list(second_roles), reader_options=readers,
+        )
+    except ValueError as err:
+        raise CommandError(str(err)) from None
 
 
 def annotate(model: str, input_path: Path, output: Path, source: Optional[SourceOptions] = None, *,

@@ -17,6 +17,7 @@ from ..converters.common import Convert, ConversionError, ConversionReport
 from ..converters.contextdep import convert_contextdep
 from ..converters.multipit import convert_multipit
 from ..converters.pairs import convert_pairs
+from ..table_reader import PAIR_COLUMNS
 from ._util import CommandError, InputPath, Lang, OutputPath, SkipBad, app, run_command
 
 convert_app = typer.Typer(
@@ -123,8 +124,8 @@ def pairs_cli(
     input_path: InputPath,
     output_path: OutputPath,
     text1: Annotated[Optional[str], typer.Option(
-        "--text1", help="First text column (name, or 0-based index; default: the first of sentence1/sentence2, "
-                        "text1/text2, '#1 String'/'#2 String' present, any case)")] = None,
+        "--text1", help="First text column (name, or 0-based index; default: the first of "
+                        f"{', '.join('/'.join(pair) for pair in PAIR_COLUMNS)} present, any case)")] = None,
     text2: Annotated[Optional[str], typer.Option(
         "--text2", help="Second text column (with --text1)")] = None,
     label: Annotated[
@@ -151,7 +152,7 @@ def pairs_cli(
     skip_bad: SkipBad = False,
     lang: Lang = "en",
 ):
-    """Any CSV / TSV / JSON Lines file of text pairs (columns chosen by options)."""
+    """Any CSV / TSV / JSON Lines file of text pairs (columns found, or chosen by options)."""
     options = run_command(label_options, label, no_label, label_map)
     convert = partial(
         convert_pairs, input_path, text1=text1, text2=text2, id_column=id_column, delimiter=delimiter,

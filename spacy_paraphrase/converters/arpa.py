@@ -7,7 +7,7 @@ Paraphrase`` with 1 = paraphrase, 0 = near-paraphrase, -1 = not a paraphrase.
 Labels: as in the paper, 1 -> ``IS_PARAPHRASE``, 0 and -1 ->
 ``NOT_PARAPHRASE``; with ``keep_near=True`` 0 -> ``NEAR_PARAPHRASE`` (three
 labels). ``doc.cats`` is one-hot over the label set; ``doc.spans["turns"]
-.attrs`` holds ``id`` (the 1-based data row number as a string) and ``raw``
+.attrs`` holds ``id`` (``{file stem}:{line}``, ``convert_pairs``) and ``raw``
 (the original value, "1", "0" or "-1"). Texts are Armenian: tokenize with
 ``lang="hy"`` (``--lang hy``) for Armenian tokenizer rules.
 """

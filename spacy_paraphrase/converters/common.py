@@ -114,6 +114,7 @@ def read_table(
     if header:
         names = None
         for first_line, _, _, names in records:
+            names = [name.strip() for name in names]  # as the dialog readers read a header
             break
         yield from pending.flush()
         if names is None:

@@ -8,7 +8,7 @@ as written in the release), header ``sentence1, sentence2, label`` with
 One Doc per row: turns ``sentence1`` then ``sentence2`` (speakers ``FIRST`` /
 ``SECOND``; leading and trailing whitespace removed), ``doc.cats`` one-hot
 over ``IS_PARAPHRASE`` / ``NOT_PARAPHRASE``, ``doc.spans["turns"].attrs
-["id"]`` the 1-based data row number as a string (the release has no ids).
+["id"]`` ``{file stem}:{line}`` (the release has no ids; ``convert_pairs``).
 """
 from typing import List, Tuple
 

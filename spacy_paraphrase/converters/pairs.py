@@ -18,9 +18,6 @@ Options:
     The column with the pair's id; by default ``id`` when the file has it, else
     the id is ``{file stem}:{line}`` (the line where the row starts).
 
-These defaults are the ``pairs`` dialog format's too (``dialogs/tables.py``,
-``annotate``), so a pair has the same id in a converted DocBin and in an
-annotate record.
 ``delimiter``
     ``","``, ``"\\t"`` (also written ``"tab"`` or ``"\\\\t"``), ``"comma"``, any
     other single character, or ``"jsonl"``. By default from the file extension:
@@ -37,6 +34,13 @@ annotate record.
     Without it the raw values (stripped) are the label names, except that a
     column holding only ``0`` / ``1`` is read as ``NOT_PARAPHRASE`` /
     ``IS_PARAPHRASE``.
+
+The defaults of the text columns, the id column and the ids, the reading of
+a header (names stripped) and of an id (kept as given; an empty one is a bad
+row) are the ``pairs`` dialog format's (``dialogs/tables.py``, ``annotate``),
+so a pair has the same id in a converted DocBin and in an annotate record.
+One difference: a repeated id is kept here (MRPC's ``#1 ID`` repeats) and a
+bad row for ``annotate``, whose records are joined by it.
 
 ``doc.cats`` holds every label of the label set (one-hot), so the label set is
 visible from any Doc. Leading and trailing whitespace of the texts is removed; a
@@ -62,6 +66,7 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
+from ..dialogs.fields import as_id
 from ..pair_doc import PairDocError, make_pair_doc
 from ..table_reader import (
     PAIR_ID_COLUMN,
@@ -172,8 +177,11 @@ def with_defaults(columns: Dict[str, Optional[Column]], names: Sequence[str]) ->
 
 
 def _jsonl_rows(path: Path, columns: Dict[str, Optional[Column]], names: Dict[str, str]) -> Iterator[Tuple[int, Row]]:
-    """Each object's ``{role: value}``, its columns completed by
-    ``with_defaults`` from its own keys (kept in ``names`` for the messages)."""
+    """Each object's ``{role: value}`` (the id as given, ``as_id``), its
+    columns completed by ``with_defaults`` as ``dialogs.tables.read_pair_file``
+    completes them: text columns found once, in the first object that has
+    them, an ``id`` key looked for in each (the names kept in ``names`` for
+    the messages)."""
     for role, column in columns.items():
         if column is not None and not isinstance(column, str):
             raise ValueError(f"For JSON Lines, {role} must be a key name, got {column!r}.")
@@ -188,13 +196,16 @@ def _jsonl_rows(path: Path, columns: Dict[str, Optional[Column]], names: Dict[st
         except ValueError as err:
             yield line, BadRow(str(err))
             continue
+        if columns["text1"] is None:
+            columns = dict(columns, text1=found["text1"], text2=found["text2"])
         missing = [c for c in found.values() if c not in obj]
         if missing:
             yield line, BadRow(f"missing key(s) {missing}; found {list(obj)!r}")
             continue
         names.update({role: str(c) for role, c in found.items()})
         try:
-            yield line, {role: _json_value(obj[c]) for role, c in found.items()}  # type: ignore
+            yield line, {role: as_id(obj[c], str(c)) if role == "id" else _json_value(obj[c])  # type: ignore
+                         for role, c in found.items()}
         except ValueError as err:
             yield line, BadRow(str(err))
     yield from pending.flush()
@@ -320,11 +331,7 @@ def _convert(
                 raise ValueError(f"empty label in column {names['label']!r}")
             elif mapping is not None and raw not in mapping:
                 raise ValueError(f"label {raw!r} is not in label_map (keys: {sorted(mapping)})")
-        pair_id = made_pair_id(path, line)
-        if "id" in row:
-            pair_id = row["id"].strip()
-            if not pair_id:
-                raise ValueError(f"empty id in column {names['id']!r}")
+        pair_id = as_id(row["id"], names["id"]) if "id" in row else made_pair_id(path, line)
         doc = build_pair(
             nlp, path, line, row["text1"], row["text2"], (names["text1"], names["text2"]), pair_id=pair_id
         )

@@ -17,6 +17,7 @@ then offers its pairs, role-filtered, their count and its conversations, each
 pass read by a reader of its own (the first by the one started), and
 ``close`` closes every reader it started, a pass read to its end or not.
 """
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
@@ -95,6 +96,11 @@ class SourceOptions:
     second_roles: List[str] = field(default_factory=list)
     reader_options: Dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        # checked when the options are made, so that a bad mode fails before a run reads or removes anything
+        if self.pairing not in MODES:
+            raise unknown_mode(self.pairing)
+
     def as_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
@@ -127,14 +133,13 @@ class Corpus:
     with boolean reader options given as text (``true``) made booleans.
     DialogFormatError for an unknown or unclear format, a reader option that
     format's reader does not take (or of the wrong type) and an input its
-    reader refuses when started; ValueError for a bad pairing or role setting.
+    reader refuses when started; ValueError for a bad role setting (a bad
+    pairing mode is refused by ``SourceOptions`` itself).
     The input stays open until ``close`` (called on leaving a ``with`` block)."""
 
     def __init__(self, path, options: Optional[SourceOptions] = None):
         options = options or SourceOptions()
         self.path = Path(path)
-        if options.pairing not in MODES:
-            raise unknown_mode(options.pairing)
         self.reader = reader_for(options.fmt or guess_format(self.path))
         self.options = replace(options, reader_options=self._checked_reader_options(options))
         self.role_of = self._role_of()
@@ -254,8 +259,9 @@ class Corpus:
         again."""
         self._started = None
         streams, self._open_streams = self._open_streams, []
-        for stream in streams:
-            stream.close()
+        with ExitStack() as closing:  # each one closed, even when closing another fails
+            for stream in streams:
+                closing.callback(stream.close)
 
     def __enter__(self) -> "Corpus":
         return self

@@ -61,8 +61,10 @@ class Stream:
         return next(self._items)
 
     def close(self) -> None:
-        self._items.close()
-        self._source.close()
+        try:
+            self._items.close()
+        finally:
+            self._source.close()
 
 
 def problems_to(path: Path, report: OnProblem) -> OnBad:

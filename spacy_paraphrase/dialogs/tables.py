@@ -22,6 +22,7 @@ from ..table_reader import (
     RecordError,
     find_pair_columns,
     made_pair_id,
+    made_pair_line,
     no_pair_columns,
     read_csv_at,
     read_json_at,
@@ -218,21 +219,20 @@ class PairIds:
     """The pair ids a pair file has used so far, to refuse a repeated one.
     This must grow with the file: an id given in the file is kept as it is
     (a string in a set, about 100 bytes per pair); an id made from the line
-    (``{file stem}:{line}``, unique by construction) costs only its line
-    number, 8 bytes in an array (docs/annotate.md, "Speed and memory")."""
+    (``table_reader.made_pair_id``, unique by construction) costs only its
+    line number, 8 bytes in an array (docs/annotate.md, "Speed and memory")."""
 
-    def __init__(self, stem: str):
-        self.prefix = f"{stem}:"
+    def __init__(self, path: Path):
+        self.path = path
         self.given: set = set()
         self.made_lines = array("q")  # ascending: lines are read in order
 
     def __contains__(self, pair_id: str) -> bool:
         if pair_id in self.given:
             return True
-        rest = pair_id[len(self.prefix):] if pair_id.startswith(self.prefix) else ""
-        if not (rest.isdigit() and str(int(rest)) == rest):
+        line = made_pair_line(self.path, pair_id)
+        if line is None:
             return False
-        line = int(rest)
         i = bisect_left(self.made_lines, line)
         return i < len(self.made_lines) and self.made_lines[i] == line
 
@@ -246,7 +246,7 @@ class PairIds:
 
 def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optional[str], records,
                report: OnProblem) -> Iterator[TurnPair]:
-    seen = PairIds(path.stem)
+    seen = PairIds(path)
     for line, _, _, record in records:
         try:
             if names is None:

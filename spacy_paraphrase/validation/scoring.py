@@ -95,7 +95,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     for i, labels in enumerate(coded):
         for pid, label in labels.items():
             matrix[i, column[pid]] = label
-    model = numpy.asarray([float(bool(by_id[pid].get("is_paraphrase"))) for pid in items])
+    model = numpy.asarray([float(bool(by_id[pid].get(IS_PARAPHRASE.key))) for pid in items])
     try:
         ref, ties = majority(matrix, tie)
     except ValueError as err:

@@ -513,6 +513,12 @@ def test_pairs_keep_long_fields_and_unicode_line_separators(tmp_path, nlp):
     ("mrpc.txt", "Quality\t#1 String\t#2 String\n1\tHow old are you?\tWhat is your age?\n0\tIs it raining?\tWhere?\n"),
     ("objects.jsonl", '{"text1": "How old are you?", "text2": "What is your age?", "label": 1}\n'
                       '{"id": 3, "text1": "Is it raining?", "text2": "Where?", "label": 0}\n'),
+    ("spaced.csv", "sentence1, sentence2, id,label\nHow old are you?,What is your age?, a,1\nIs it?,Where?,b,0\n"),
+    ("mixed.jsonl", '{"sentence1": "How old are you?", "sentence2": "What is your age?", "label": 1}\n'
+                    '{"text1": "Is it raining?", "text2": "Where?", "label": 0}\n'
+                    '{"sentence1": "Is it?", "sentence2": "Where?", "label": 0, "id": " "}\n'
+                    '{"sentence1": "Is it?", "sentence2": "Where?", "label": 0, "id": 1.5}\n'
+                    '{"sentence1": "Is it?", "sentence2": "Where?", "label": 0, "id": "  x "}\n'),
 ])
 def test_a_pair_file_has_the_same_columns_and_ids_as_a_training_file_and_as_a_dialog_file(tmp_path, nlp, name, text):
     """convert pairs and the pairs dialog format read one pair file alike
@@ -521,8 +527,10 @@ def test_a_pair_file_has_the_same_columns_and_ids_as_a_training_file_and_as_a_di
 
     path = write(tmp_path, name, text)
     label = "Quality" if name == "mrpc.txt" else "label"
-    docs, _ = convert_pairs(path, nlp.vocab, label=label)
-    pairs = list(read_pair_file(path))
+    docs, report = convert_pairs(path, nlp.vocab, label=label, skip_bad=True)
+    problems = []
+    pairs = list(read_pair_file(path, on_problem=problems.append))
     assert _ids(docs) == [pair.pair_id for pair in pairs] and len(docs) == 2
+    assert [bad.line for bad in report.skipped] == [problem.line for problem in problems]
     assert [tuple(t.text for t in doc.spans["turns"]) for doc in docs] == \
         [(pair.first.text, pair.second.text) for pair in pairs]
