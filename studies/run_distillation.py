@@ -148,7 +148,8 @@ def main(argv=None) -> int:
         examples = process(nlp, examples, 8)  # the pipeline runs once; scored and read from the same Docs
         scores = Scorer(nlp=nlp).score(examples)
         result["dev_pairs"] = len(examples)
-        result["systems"][name] = {k: scores.get(k) for k in ("pair_acc", "pair_f", "jaccard_first", "jaccard_second")}
+        prefix = f"{nlp.get_pipe('paraphrase_spans').name}_"  # the scorer's keys carry the component's name
+        result["systems"][name] = {k: scores[prefix + k] for k in ("pair_acc", "pair_f", "jaccard_first", "jaccard_second")}
         picked[name] = decisions(nlp, [eg.predicted for eg in examples])
         if name != "teacher":
             result["systems"][name].update(agreement(picked[name], picked["teacher"]))

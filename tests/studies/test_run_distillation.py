@@ -53,7 +53,9 @@ def test_agreement_with_the_teacher(study):
     assert student["pair_decisions_as_teacher"] == 1.0
     assert student["jaccard_first_to_teacher"] == student["jaccard_second_to_teacher"] == 1.0
     for key in ("pair_acc", "jaccard_first", "jaccard_second"):
+        assert isinstance(student[key], float) and 0.0 <= student[key] <= 1.0
         assert student[key] == result["systems"]["teacher"][key]
+    assert gold["pair_acc"] != student["pair_acc"] or gold["jaccard_first"] != student["jaccard_first"]
     # the mute "gold" pipeline agrees only on the pairs the teacher calls "no"
     assert gold["pair_decisions_as_teacher"] < 1.0
     assert gold["jaccard_first_to_teacher"] < 1.0
