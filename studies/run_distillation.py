@@ -20,7 +20,9 @@ imported pipeline instead):
    ``jaccard_second``) and the agreement with the teacher: the share of pairs
    with the teacher's decision, and the word Jaccard of its highlights against
    the teacher's, per turn (pairs where neither highlights a word of the turn
-   count as 1).
+   count as 1); and how far apart the two students' agreement is, pair by pair
+   (``student_against_gold``: discordant decisions, Jaccard differences with
+   95% bootstrap intervals).
 
 Every step is skipped when its output is there (a stopped run goes on). Result:
 ``--output`` (JSON, with the command).
@@ -90,6 +92,29 @@ def agreement(system: List[Dict[str, object]], teacher: List[Dict[str, object]])
     }
 
 
+def student_against_gold(student: List[Dict[str, object]], gold: List[Dict[str, object]],
+                         teacher: List[Dict[str, object]], seed: int = 0, rounds: int = 5000) -> Dict[str, object]:
+    """How far apart the two students' agreement with the teacher is, pair by
+    pair: the pairs where only one of them decides as the teacher does (the
+    discordant pairs of a McNemar test), and the mean per-pair difference of
+    their word Jaccards to the teacher (student - gold) with a 95% bootstrap
+    interval over the dev pairs."""
+    out: Dict[str, object] = {
+        "pairs_only_student_as_teacher": int(sum(s["pair"] == t["pair"] and g["pair"] != t["pair"]
+                                                 for s, g, t in zip(student, gold, teacher))),
+        "pairs_only_gold_as_teacher": int(sum(g["pair"] == t["pair"] and s["pair"] != t["pair"]
+                                              for s, g, t in zip(student, gold, teacher))),
+    }
+    rng = numpy.random.default_rng(seed)
+    for side in ("first", "second"):
+        diff = numpy.array([jaccard(s[side], t[side]) - jaccard(g[side], t[side])
+                            for s, g, t in zip(student, gold, teacher)])
+        means = diff[rng.integers(0, len(diff), (rounds, len(diff)))].mean(axis=1)
+        out[f"jaccard_{side}_to_teacher_difference"] = float(diff.mean())
+        out[f"jaccard_{side}_to_teacher_difference_ci95"] = [float(v) for v in numpy.percentile(means, [2.5, 97.5])]
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("data", type=Path, help="folder with ContextDeP train.tsv and dev.tsv")
@@ -153,6 +178,8 @@ def main(argv=None) -> int:
         picked[name] = decisions(nlp, [eg.predicted for eg in examples])
         if name != "teacher":
             result["systems"][name].update(agreement(picked[name], picked["teacher"]))
+    result["student_against_gold"] = student_against_gold(picked["student"], picked["gold"], picked["teacher"],
+                                                          args.seed)
     print(json.dumps(result, indent=2))
     if args.output:
         write_json(result, str(args.output))

@@ -65,3 +65,19 @@ def test_result_carries_no_machine_paths(study):
     _, _, result = study
     assert not ABSOLUTE_PATH.search(json.dumps(result))
     assert result["command"].startswith("python -m studies.run_distillation")
+
+
+def test_the_students_are_compared_pair_by_pair(study):
+    """The student that is the teacher agrees on every pair the mute gold
+    pipeline gets wrong, never the other way round, and its Jaccards to the
+    teacher are at least the gold one's, with an interval around the mean."""
+    _, _, result = study
+    against = result["student_against_gold"]
+    gold = result["systems"]["gold"]
+    assert against["pairs_only_gold_as_teacher"] == 0
+    assert against["pairs_only_student_as_teacher"] == round((1 - gold["pair_decisions_as_teacher"]) * result["dev_pairs"])
+    for side in ("first", "second"):
+        mean = against[f"jaccard_{side}_to_teacher_difference"]
+        low, high = against[f"jaccard_{side}_to_teacher_difference_ci95"]
+        assert mean == pytest.approx(1.0 - gold[f"jaccard_{side}_to_teacher"])
+        assert low <= mean <= high
