@@ -359,7 +359,8 @@ def jaccard(a: Tuple[int, int], b: Tuple[int, int]) -> float:
 
 def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windows: int = 2,
         log: Optional[List[Dict]] = None, short_evidence: str = DEFAULT_SHORT_EVIDENCE) -> Dict:
-    """The table; ``log`` (a list) receives one row per quote (kind, quote, turns, what was found)."""
+    """The table; ``log`` (a list) receives one row per quote (kind, quote, turns, what was found; for a
+    replaced quote with a unique place, ``evidence``: whether its kept words hold a rare one)."""
     rng = random.Random(seed)
     nlp = spacy.blank("en")
     pairs = read_pairs(path)
@@ -418,15 +419,17 @@ def run(path: Path, seed: int = 0, min_score: float = DEFAULT_MIN_SCORE, n_windo
                 res["ours_perfect"] += int(score == 1.0)
                 res["authors_perfect"] += int(theirs == 1.0)
                 res["below_authors"] += int(score < theirs)
+                rare = None
+                if unique and kind in REPLACED:
+                    rare = "rare" if keeps_rare_word(doc, quote, intended) else "frequent"
                 if log is not None:
                     log.append({"kind": kind, "quote": quote, "stated": stated, "status": status.status,
                                 "method": status.method, "found": doc[status.start : status.end].text if status.kept
                                 else None, "intended": doc[intended[0] : intended[1]].text, "unique": unique,
-                                "jaccard": score, "authors_jaccard": theirs, "doc": doc.text})
+                                "jaccard": score, "authors_jaccard": theirs, "evidence": rare, "doc": doc.text})
                 res["found"] += int(score > 0)
                 res["n_unique"] += int(unique)
-                if unique and kind in REPLACED:
-                    rare = "rare" if keeps_rare_word(doc, quote, intended) else "frequent"
+                if rare is not None:
                     res[f"n_{rare}"] += 1
                     res[f"found_{rare}"] += int(score > 0)
                 res["spans_unique"] += int(unique) / per_span[kind]

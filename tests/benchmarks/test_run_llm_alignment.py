@@ -15,8 +15,14 @@ def test_alignment_on_contextdep_dev(evidence):
         pytest.skip("ContextDeP data not available")
     from benchmarks.run_llm_alignment import bars, markdown, run
 
-    result = run(path, short_evidence=evidence)
+    log = []
+    result = run(path, short_evidence=evidence, log=log)
     kinds, summary = result["kinds"], result["summary"]
+    # the log says of each replaced quote with a unique place whether its kept words hold a rare one (to study misses)
+    for kind in ("short_replaced", "part_replaced"):
+        rows = [row for row in log if row["kind"] == kind and row.get("evidence")]
+        assert sum(row["evidence"] == "rare" for row in rows) == kinds[kind]["n_rare"]
+        assert sum(row["evidence"] == "rare" and row["jaccard"] > 0 for row in rows) == kinds[kind]["found_rare"]
     assert kinds["wrong_turn"]["ours_wrong_turn"] == 0 and kinds["wrong_turn_echo"]["ours_wrong_turn"] == 0
     assert kinds["not_in_text"]["ours_aligned"] == 0
     assert kinds["truncated_last"]["ours_jaccard"] >= 0.99
