@@ -44,9 +44,8 @@ def _convokit_file(path: Path) -> Path:
     if path.is_dir():
         path = path / CONVOKIT_UTTERANCES
     if not path.is_file():
-        hint = ""
-        if (path.parent / "utterances.json").exists():
-            hint = " (only utterances.jsonl is read, not utterances.json)"
+        json_only = (path.parent / "utterances.json").exists()
+        hint = " (only utterances.jsonl is read, not utterances.json)" if json_only else ""
         raise DialogFormatError(f"{path}: ConvoKit utterance file not found{hint}")
     return path
 
@@ -97,21 +96,18 @@ def read_convokit_speakers(path, fields: Optional[Sequence[str]] = None) -> Dict
     fields are kept (less memory on large corpora)."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
-    for name in ("speakers.json", "users.json"):
-        if (folder / name).is_file():
-            break
-    else:
+    found = next((folder / name for name in ("speakers.json", "users.json") if (folder / name).is_file()), None)
+    if found is None:
         raise DialogFormatError(f"{folder}: no speakers.json (or users.json)")
-    with open(folder / name, encoding="utf-8-sig") as fh:
+    with open(found, encoding="utf-8-sig") as fh:
         try:
             data = json.load(fh)
         except json.JSONDecodeError as err:
-            where = f"{folder / name}, line {err.lineno}"
-            raise DialogFormatError(f"{where}: not valid JSON ({err.msg})") from None
+            raise DialogFormatError(f"{found}, line {err.lineno}: not valid JSON ({err.msg})") from None
         except RecursionError:
-            raise DialogFormatError(f"{folder / name}: not valid JSON (nested too deeply)") from None
+            raise DialogFormatError(f"{found}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
-        raise DialogFormatError(f"{folder / name}: expected an object of speakers, got {json_type(data)}")
+        raise DialogFormatError(f"{found}: expected an object of speakers, got {json_type(data)}")
     speakers = {}
     for speaker, entry in data.items():
         meta = entry.get("meta", entry) if isinstance(entry, dict) else {}
