@@ -1,36 +1,43 @@
-"""The values of a dialog record's fields: ids, speakers, texts and orders read
-from JSON or table cells, each checked (``RecordError`` names what is wrong),
-and the JSON type names the messages use."""
+"""The values of a dialog record's fields: the record as an object, a field by
+name, ids, speakers, texts and orders read from JSON or table cells, each
+checked (``RecordError`` names what is wrong), and the JSON type names the
+messages use."""
 import math
 import re
-from typing import Any, Dict
+from typing import Any, Dict, Mapping, Optional
 
 from ..table_reader import RecordError
+
+
+_JSON_TYPES = ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "list"), (dict, "object"))
 
 
 def json_type(value: Any) -> str:
     """The JSON name of a value's type, for messages."""
     if value is None:
         return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), type(value).__name__)
+
+
+def field(record: Mapping[str, Any], *names: str, what: Optional[str] = None) -> Any:
+    """The value of the first of ``names`` in ``record``; RecordError ``missing
+    field`` (naming ``what``, by default the first name) when none is there."""
+    for name in names:
+        if name in record:
+            return record[name]
+    raise RecordError(f"missing field {what or names[0]!r}")
+
+
+def as_object(record: Any) -> Dict[str, Any]:
+    """A record that must be a JSON object."""
+    if not isinstance(record, dict):
+        raise RecordError(f"expected a JSON object, got {json_type(record)}")
+    return record
 
 
 def as_id(value: Any, what: str) -> str:
-    """A non-empty id from a string or an integer."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        raise RecordError(f"{what} must be a string, got {json_type(value)}")
+    """A non-empty id from a string or an integer (as ``as_speaker``)."""
+    value = as_speaker(value, what)
     if not value.strip():
         raise RecordError(f"{what} is empty")
     return value
@@ -64,11 +71,7 @@ class IdTypes:
 
 def as_speaker(value: Any, what: str = "speaker") -> str:
     """A speaker name: any string (kept verbatim) or an integer."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    if not isinstance(value, str):
-        raise RecordError(f"{what} must be a string, got {json_type(value)}")
-    return value
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else as_text(value, what)
 
 
 def as_text(value: Any, what: str = "text") -> str:

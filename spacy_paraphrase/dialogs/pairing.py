@@ -18,6 +18,8 @@ pass read by a reader of its own (the first by the one started), and
 ``close`` closes every reader it started, a pass read to its end or not.
 """
 from contextlib import ExitStack
+from itertools import groupby
+from operator import attrgetter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
@@ -39,16 +41,7 @@ def unknown_mode(mode: str) -> ValueError:
 
 def build_turns(utterances: Iterable[Utterance]) -> List[Turn]:
     """Merge each run of consecutive utterances with the same speaker into one turn."""
-    turns: List[Turn] = []
-    run: List[Utterance] = []
-    for utterance in utterances:
-        if run and utterance.speaker != run[-1].speaker:
-            turns.append(Turn.of(run))
-            run = []
-        run.append(utterance)
-    if run:
-        turns.append(Turn.of(run))
-    return turns
+    return [Turn.of(list(run)) for _, run in groupby(utterances, key=attrgetter("speaker"))]
 
 
 def pair_consecutive(conversation: Conversation) -> Iterator[TurnPair]:

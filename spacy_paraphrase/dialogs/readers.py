@@ -19,8 +19,8 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
 from ..table_reader import RecordError, find_pair_columns, read_json_at
-from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
-from .streaming import iter_csv_records, iter_json_lines, not_a_file, quoting_mode, read_grouped, resolve_delimiter
+from .fields import IdTypes, as_id, as_object, as_order, as_speaker, as_text, field, json_type
+from .streaming import check_file, iter_csv_records, iter_json_lines, read_grouped, table_format
 from .tables import read_pair_file, read_turn_table
 
 CONVOKIT_UTTERANCES = "utterances.jsonl"
@@ -44,18 +44,10 @@ def _convokit_file(path: Path) -> Path:
     if path.is_dir():
         path = path / CONVOKIT_UTTERANCES
     if not path.is_file():
-        hint = ""
-        if (path.parent / "utterances.json").exists():
-            hint = " (only utterances.jsonl is read, not utterances.json)"
+        json_only = (path.parent / "utterances.json").exists()
+        hint = " (only utterances.jsonl is read, not utterances.json)" if json_only else ""
         raise DialogFormatError(f"{path}: ConvoKit utterance file not found{hint}")
     return path
-
-
-def _first_key(record: Dict[str, Any], keys: Sequence[str], what: str) -> Any:
-    for key in keys:
-        if key in record:
-            return record[key]
-    raise RecordError(f"missing field {what!r}")
 
 
 def read_convokit(
@@ -73,13 +65,12 @@ def read_convokit(
     id_types = IdTypes("conversation_id")
 
     def parse(record, line):
-        if not isinstance(record, dict):
-            raise RecordError(f"expected a JSON object, got {json_type(record)}")
-        utt_id = as_id(_first_key(record, ("id",), "id"), "id")
-        speaker = as_speaker(_first_key(record, ("speaker", "user"), "speaker"))
-        raw_conversation_id = _first_key(record, ("conversation_id", "root"), "conversation_id")
+        record = as_object(record)
+        utt_id = as_id(field(record, "id"), "id")
+        speaker = as_speaker(field(record, "speaker", "user"))
+        raw_conversation_id = field(record, "conversation_id", "root")
         conversation_id = as_id(raw_conversation_id, "conversation_id")
-        text = as_text(_first_key(record, ("text",), "text"))
+        text = as_text(field(record, "text"))
         reply_to = record.get("reply-to", record.get("reply_to"))
         reply_to = None if reply_to is None else as_id(reply_to, "reply-to")
         timestamp = record.get("timestamp")
@@ -105,21 +96,18 @@ def read_convokit_speakers(path, fields: Optional[Sequence[str]] = None) -> Dict
     fields are kept (less memory on large corpora)."""
     path = Path(path)
     folder = path if path.is_dir() else path.parent
-    for name in ("speakers.json", "users.json"):
-        if (folder / name).is_file():
-            break
-    else:
+    found = next((folder / name for name in ("speakers.json", "users.json") if (folder / name).is_file()), None)
+    if found is None:
         raise DialogFormatError(f"{folder}: no speakers.json (or users.json)")
-    with open(folder / name, encoding="utf-8-sig") as fh:
+    with open(found, encoding="utf-8-sig") as fh:
         try:
             data = json.load(fh)
         except json.JSONDecodeError as err:
-            where = f"{folder / name}, line {err.lineno}"
-            raise DialogFormatError(f"{where}: not valid JSON ({err.msg})") from None
+            raise DialogFormatError(f"{found}, line {err.lineno}: not valid JSON ({err.msg})") from None
         except RecursionError:
-            raise DialogFormatError(f"{folder / name}: not valid JSON (nested too deeply)") from None
+            raise DialogFormatError(f"{found}: not valid JSON (nested too deeply)") from None
     if not isinstance(data, dict):
-        raise DialogFormatError(f"{folder / name}: expected an object of speakers, got {json_type(data)}")
+        raise DialogFormatError(f"{found}: expected an object of speakers, got {json_type(data)}")
     speakers = {}
     for speaker, entry in data.items():
         meta = entry.get("meta", entry) if isinstance(entry, dict) else {}
@@ -133,23 +121,49 @@ def unify_speaker_names(names: Sequence[str]) -> List[str]:
     contained in a longer name of the same transcript becomes that longer
     name (the last of them by length), e.g. ``PROFFITT`` -> ``STEVE PROFFITT``."""
     ordered = sorted(names, key=len)
-    unique = {}
-    for i, name in enumerate(ordered):
-        longer = [other for other in ordered[i + 1:] if name in other]
-        if longer:
-            unique[name] = longer[-1]
-    return [unique.get(name, name) for name in names]
+    longest = {name: next((other for other in reversed(ordered[i + 1:]) if name in other), name)
+               for i, name in enumerate(ordered)}
+    return [longest[name] for name in names]
 
 
-def _conversation_id(value: Any, fallback: Optional[str], seen: Set[str]) -> str:
-    """The conversation id (``fallback`` if missing/null and allowed), new in the file."""
-    if value is None and fallback is not None:
-        conversation_id = fallback
-    else:
-        conversation_id = as_id(value, "id")
-    if conversation_id in seen:
-        raise RecordError(f"conversation id {conversation_id!r} repeated")
-    return conversation_id
+def _read_conversation_lines(
+    path: Path, on_problem: Optional[OnProblem], made_ids: bool, own_keys: Tuple[str, ...],
+    items: Callable[[Dict[str, Any]], list], utterance: Callable[[int, Any], Tuple[str, str, Dict[str, Any]]],
+) -> Iterator[Conversation]:
+    """Conversations of a JSON Lines file with one conversation per line
+    (MediaSum-style, chat). Its id is the ``id`` field (with ``made_ids``, a
+    missing or null one is ``{file stem}:{line}``), new in the file;
+    ``items(record)`` checks the record and gives its utterances' items,
+    ``utterance(i, item)`` the (speaker, text, meta) of item i (RecordError:
+    the utterance is left out). Utterance i has id ``{conversation}-{i}`` and
+    replies to utterance i-1; the record's keys other than ``own_keys`` go to
+    the conversation's meta."""
+    report = reporter(on_problem)
+    seen: Set[str] = set()
+    for line, _, _, record in iter_json_lines(path, report):
+        try:
+            record = as_object(record)
+            value = record.get("id") if made_ids else field(record, "id")
+            conversation_id = f"{path.stem}:{line}" if made_ids and value is None else as_id(value, "id")
+            if conversation_id in seen:
+                raise RecordError(f"conversation id {conversation_id!r} repeated")
+            parts = items(record)
+        except RecordError as err:
+            report(Problem(str(path), line, str(err)))
+            continue
+        seen.add(conversation_id)
+        utterances = []
+        for i, part in enumerate(parts):
+            try:
+                speaker, text, meta = utterance(i, part)
+            except RecordError as err:
+                report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
+                continue
+            reply_to = f"{conversation_id}-{i - 1}" if i else None
+            utterances.append(Utterance(f"{conversation_id}-{i}", conversation_id, speaker, text,
+                                        reply_to=reply_to, meta=meta, path=str(path), line=line))
+        meta = {key: value for key, value in record.items() if key not in own_keys}
+        yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
 
 
 def read_mediasum(
@@ -161,41 +175,24 @@ def read_mediasum(
     ``{id}-{i}``, as ContextDeP's QIDs, and replies to utterance i-1.
     ``unify_names`` applies ``unify_speaker_names`` (ContextDeP's turns); the
     original name is then kept in ``meta["speaker_raw"]`` where it changed."""
-    path = Path(path)
-    report = reporter(on_problem)
-    seen: Set[str] = set()
-    for line, _, _, record in iter_json_lines(path, report):
-        try:
-            if not isinstance(record, dict):
-                raise RecordError(f"expected a JSON object, got {json_type(record)}")
-            conversation_id = _conversation_id(_first_key(record, ("id",), "id"), None, seen)
-            texts, speakers = (_first_key(record, (key,), key) for key in ("utt", "speaker"))
-            for key, value in (("utt", texts), ("speaker", speakers)):
-                if not isinstance(value, list):
-                    raise RecordError(f"{key} must be a list, got {json_type(value)}")
-            if len(texts) != len(speakers):
-                raise RecordError(f"'utt' has {len(texts)} items but 'speaker' has {len(speakers)}")
-        except RecordError as err:
-            report(Problem(str(path), line, str(err)))
-            continue
-        seen.add(conversation_id)
-        names = list(speakers)
-        if unify_names and all(isinstance(name, str) for name in names):
-            names = unify_speaker_names(names)
-        utterances = []
-        for i, (text, speaker) in enumerate(zip(texts, speakers)):
-            try:
-                text = as_text(text, f"utt[{i}]")
-                as_speaker(speaker, f"speaker[{i}]")
-            except RecordError as err:
-                report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
-                continue
-            meta = {"speaker_raw": speaker} if names[i] != speaker else {}
-            reply_to = f"{conversation_id}-{i - 1}" if i else None
-            utterances.append(Utterance(f"{conversation_id}-{i}", conversation_id, str(names[i]), text,
-                                        reply_to=reply_to, meta=meta, path=str(path), line=line))
-        meta = {key: value for key, value in record.items() if key not in ("id", "utt", "speaker")}
-        yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
+
+    def items(record):
+        texts, speakers = field(record, "utt"), field(record, "speaker")
+        for key, value in (("utt", texts), ("speaker", speakers)):
+            if not isinstance(value, list):
+                raise RecordError(f"{key} must be a list, got {json_type(value)}")
+        if len(texts) != len(speakers):
+            raise RecordError(f"'utt' has {len(texts)} items but 'speaker' has {len(speakers)}")
+        unify = unify_names and all(isinstance(name, str) for name in speakers)
+        return list(zip(texts, speakers, unify_speaker_names(speakers) if unify else speakers))
+
+    def utterance(i, item):
+        text, speaker, name = item
+        text = as_text(text, f"utt[{i}]")
+        as_speaker(speaker, f"speaker[{i}]")
+        return str(name), text, {"speaker_raw": speaker} if name != speaker else {}
+
+    return _read_conversation_lines(Path(path), on_problem, False, ("id", "utt", "speaker"), items, utterance)
 
 
 def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conversation]:
@@ -204,38 +201,22 @@ def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conve
     is ``{file stem}:{line}``; message i has id ``{conversation}-{i}``, speaker
     ``role``, text ``content`` and replies to message i-1; other keys go to
     the meta of the message or conversation."""
-    path = Path(path)
-    report = reporter(on_problem)
-    seen: Set[str] = set()
-    for line, _, _, record in iter_json_lines(path, report):
-        try:
-            if not isinstance(record, dict):
-                raise RecordError(f"expected a JSON object, got {json_type(record)}")
-            conversation_id = _conversation_id(record.get("id"), f"{path.stem}:{line}", seen)
-            messages = _first_key(record, ("messages",), "messages")
-            if not isinstance(messages, list):
-                raise RecordError(f"messages must be a list, got {json_type(messages)}")
-        except RecordError as err:
-            report(Problem(str(path), line, str(err)))
-            continue
-        seen.add(conversation_id)
-        utterances = []
-        for i, message in enumerate(messages):
-            try:
-                if not isinstance(message, dict):
-                    raise RecordError(f"messages[{i}] must be an object, got {json_type(message)}")
-                where = f"messages[{i}]"
-                speaker = as_speaker(_first_key(message, ("role",), f"{where}.role"), f"{where}.role")
-                text = as_text(_first_key(message, ("content",), f"{where}.content"), f"{where}.content")
-            except RecordError as err:
-                report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
-                continue
-            meta = {key: value for key, value in message.items() if key not in ("role", "content")}
-            reply_to = f"{conversation_id}-{i - 1}" if i else None
-            utterances.append(Utterance(f"{conversation_id}-{i}", conversation_id, speaker, text,
-                                        reply_to=reply_to, meta=meta, path=str(path), line=line))
-        meta = {key: value for key, value in record.items() if key not in ("id", "messages")}
-        yield Conversation(conversation_id, utterances, meta=meta, path=str(path), line=line)
+
+    def items(record):
+        messages = field(record, "messages")
+        if not isinstance(messages, list):
+            raise RecordError(f"messages must be a list, got {json_type(messages)}")
+        return messages
+
+    def utterance(i, message):
+        where = f"messages[{i}]"
+        if not isinstance(message, dict):
+            raise RecordError(f"{where} must be an object, got {json_type(message)}")
+        speaker = as_speaker(field(message, "role", what=f"{where}.role"), f"{where}.role")
+        text = as_text(field(message, "content", what=f"{where}.content"), f"{where}.content")
+        return speaker, text, {key: value for key, value in message.items() if key not in ("role", "content")}
+
+    return _read_conversation_lines(Path(path), on_problem, True, ("id", "messages"), items, utterance)
 
 
 def _convokit_files(path: Path) -> List[Path]:
@@ -292,19 +273,15 @@ def read_first_record(path: Path) -> Tuple[str, Any]:
     """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
     table file, for format guessing (one open of the file, closed on
     return); DialogFormatError if unreadable."""
-    fmt = resolve_delimiter(path, None)
+    fmt, quote = table_format(path, None)
 
     def fail(problem: Problem) -> None:
         raise DialogFormatError(str(problem))
 
-    if fmt == "jsonl":
-        with closing(iter_json_lines(path, fail)) as values:
-            for _, _, _, value in values:
-                return fmt, value
-    else:
-        with closing(iter_csv_records(path, fmt, quoting_mode("minimal"), fail)) as rows:
-            for _, _, _, row in rows:
-                return fmt, [name.strip() for name in row]
+    records = iter_json_lines(path, fail) if fmt == "jsonl" else iter_csv_records(path, fmt, quote, fail)
+    with closing(records):
+        for _, _, _, first in records:
+            return fmt, (first if fmt == "jsonl" else [name.strip() for name in first])
     raise DialogFormatError(f"{path}: the file is empty")
 
 
@@ -323,8 +300,7 @@ def guess_format(path) -> str:
         if (path / CONVOKIT_UTTERANCES).is_file():
             return "convokit"
         raise _unclear(path, f"a directory without {CONVOKIT_UTTERANCES}")
-    if not path.is_file():
-        raise not_a_file(path)
+    check_file(path)
     if path.name == CONVOKIT_UTTERANCES:
         return "convokit"
     try:

@@ -73,17 +73,17 @@ def role_getter(
     )
 
 
-def turn_role(turn: Turn, role_of: RoleOf) -> Optional[str]:
-    """The role of a turn: its first utterance's."""
-    return role_of(turn.utterances[0])
-
-
-def _allowed(roles: Roles) -> Optional[frozenset]:
+def _accepts(roles: Roles, role_of: RoleOf) -> Callable[[Turn], bool]:
+    """Whether a turn's role (its first utterance's) is one of ``roles`` (None: any turn)."""
     if roles is None:
-        return None
-    if isinstance(roles, str):
-        roles = [roles]
-    return frozenset(role.casefold() for role in roles)
+        return lambda turn: True
+    allowed = frozenset(role.casefold() for role in ([roles] if isinstance(roles, str) else roles))
+
+    def accepts(turn: Turn) -> bool:
+        role = role_of(turn.utterances[0])
+        return role is not None and role.casefold() in allowed
+
+    return accepts
 
 
 def filter_roles(
@@ -93,14 +93,9 @@ def filter_roles(
     """The pairs whose first / second turn has one of the given roles (a role
     or a collection of roles; None accepts any turn, even one without role).
     ``on_drop`` is called with each pair left out (to count them)."""
-    wanted = (_allowed(first), _allowed(second))
+    first_accepts, second_accepts = _accepts(first, role_of), _accepts(second, role_of)
     for pair in pairs:
-        keep = True
-        for allowed, turn in zip(wanted, (pair.first, pair.second)):
-            if allowed is not None:
-                role = turn_role(turn, role_of)
-                keep = keep and role is not None and role.casefold() in allowed
-        if keep:
+        if first_accepts(pair.first) and second_accepts(pair.second):
             yield pair
         elif on_drop is not None:
             on_drop(pair)

@@ -18,30 +18,28 @@ from ..table_reader import CsvRecords, OnBad, RecordError
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance
 
 
-def resolve_delimiter(path: Path, delimiter: Optional[str]) -> str:
-    """``table_reader.resolve_delimiter``, failing with a DialogFormatError."""
+def table_format(path: Path, delimiter: Optional[str], quoting: str = "minimal") -> Tuple[str, int]:
+    """(``table_reader.resolve_delimiter``, ``table_reader.quoting_mode``),
+    failing with a DialogFormatError."""
     try:
-        return table_reader.resolve_delimiter(path, delimiter)
+        fmt = table_reader.resolve_delimiter(path, delimiter)
     except ValueError as err:
         raise DialogFormatError(f"{path}: {err}") from None
-
-
-def quoting_mode(quoting: str) -> int:
-    """``table_reader.quoting_mode``, failing with a DialogFormatError."""
     try:
-        return table_reader.quoting_mode(quoting)
+        return fmt, table_reader.quoting_mode(quoting)
     except ValueError as err:
         raise DialogFormatError(str(err)) from None
 
 
-def not_a_file(path: Path) -> DialogFormatError:
-    """The error for a path that is not a regular file (``table_reader.file_problem``)."""
-    return DialogFormatError(f"{path}: {table_reader.file_problem(path) or 'not a regular file'}")
+def check_file(path: Path) -> None:
+    """DialogFormatError when ``path`` is not a regular file (``table_reader.file_problem``)."""
+    problem = table_reader.file_problem(path)
+    if problem is not None:
+        raise DialogFormatError(f"{path}: {problem}")
 
 
 def open_binary(path: Path):
-    if table_reader.file_problem(path) is not None:
-        raise not_a_file(path)
+    check_file(path)
     return open(path, "rb")
 
 
@@ -98,9 +96,6 @@ class GroupIndex:
         for column, value in zip(group, (line, start, end, order)):
             column.append(value)
 
-    def __len__(self) -> int:
-        return len(self._groups)
-
     def __iter__(self) -> Iterator[Tuple[str, List[Tuple[int, int, int]]]]:
         """(conversation id, [(line, start, end)] sorted by order, ties in file order)."""
         for key, (lines, starts, ends, orders) in self._groups.items():
@@ -124,12 +119,13 @@ def read_grouped(
     pass seeks to the records of each conversation in turn. ``parse`` raises
     RecordError for a malformed record; a repeated utterance id within a
     conversation is reported and the later record left out."""
+    bad = problems_to(path, report)
     index = GroupIndex()
     for line, start, end, record in records:
         try:
             conversation_id, order, _ = parse(record, line)
         except RecordError as err:
-            report(Problem(str(path), line, str(err)))
+            bad(line, str(err))
             continue
         index.add(conversation_id, line, start, end, order)
     with open_binary(path) as fh:
@@ -140,12 +136,11 @@ def read_grouped(
                 try:
                     _, _, make = parse(read_at(fh, start, end), line)
                 except RecordError as err:  # the file changed between the passes
-                    report(Problem(str(path), line, f"{err} (did the file change while reading?)"))
+                    bad(line, f"{err} (did the file change while reading?)")
                     continue
                 utterance = make(len(utterances))
                 if utterance.id in seen:
-                    report(Problem(str(path), line, f"utterance id {utterance.id!r} repeated in "
-                                                    f"conversation {conversation_id!r}"))
+                    bad(line, f"utterance id {utterance.id!r} repeated in conversation {conversation_id!r}")
                     continue
                 seen.add(utterance.id)
                 utterances.append(utterance)

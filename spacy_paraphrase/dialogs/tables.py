@@ -27,15 +27,8 @@ from ..table_reader import (
     read_csv_at,
     read_json_at,
 )
-from .fields import IdTypes, as_id, as_order, as_speaker, as_text, json_type
-from .streaming import (
-    Stream,
-    iter_csv_records,
-    iter_json_lines,
-    quoting_mode,
-    read_grouped,
-    resolve_delimiter,
-)
+from .fields import IdTypes, as_id, as_object, as_order, as_speaker, as_text, field
+from .streaming import Stream, iter_csv_records, iter_json_lines, read_grouped, table_format
 
 REPLY_TO_COLUMNS = ("reply_to", "reply-to")
 
@@ -50,8 +43,13 @@ def _closed_on_error(records):
         raise
 
 
-def _header(path: Path, delimiter: str, quoting: int, report: OnProblem):
-    records = iter_csv_records(path, delimiter, quoting, report)
+def _records(path: Path, fmt: str, quoting: int, report: OnProblem):
+    """(header line, header names, records after it) of a table; for JSON
+    Lines (no header) (None, None, records). DialogFormatError for a CSV/TSV
+    file without header or with a column named twice."""
+    if fmt == "jsonl":
+        return None, None, iter_json_lines(path, report)
+    records = iter_csv_records(path, fmt, quoting, report)
     with _closed_on_error(records):
         try:
             line, _, _, names = next(records)
@@ -77,16 +75,13 @@ def _missing(path: Path, line: int, needed: Sequence[str], names: Sequence[str],
         )
 
 
-def _as_object(record: Any) -> Dict[str, Any]:
-    if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {json_type(record)}")
-    return record
-
-
-def _field(record: Dict[str, Any], name: str) -> Any:
-    if name not in record:
-        raise RecordError(f"missing field {name!r}")
-    return record[name]
+def _row(record: Any, names: Optional[List[str]]) -> Dict[str, Any]:
+    """A record as {column: value}: a JSON object, or a CSV/TSV row read by the header ``names``."""
+    if names is None:
+        return as_object(record)
+    if len(record) != len(names):
+        raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
+    return dict(zip(names, record))
 
 
 def read_turn_table(
@@ -112,56 +107,37 @@ def read_turn_table(
     present. The other columns go to the utterance's ``meta``."""
     path = Path(path)
     report = reporter(on_problem)
-    fmt = resolve_delimiter(path, delimiter)
-    quote = quoting_mode(quoting)
-    required = [conversation_column, speaker_column, text_column] + ([order_column] if order_column else [])
-    if fmt == "jsonl":
-        names: Optional[List[str]] = None
-        records = iter_json_lines(path, report)
-
-        def read_at(fh, start, end):
-            return read_json_at(fh, start, end)
-
-    else:
-        line, names, records = _header(path, fmt, quote, report)
+    fmt, quote = table_format(path, delimiter, quoting)
+    line, names, records = _records(path, fmt, quote, report)
+    if names is not None:
+        optional = [name for name in (order_column, id_column, reply_to_column) if name]
         with _closed_on_error(records):
-            _missing(path, line, required + [c for c in (id_column, reply_to_column) if c], names, fmt)
+            _missing(path, line, [conversation_column, speaker_column, text_column, *optional], names, fmt)
 
-        def read_at(fh, start, end):
-            return read_csv_at(fh, start, end, fmt, quote)
+    def read_at(fh, start, end):
+        return read_json_at(fh, start, end) if names is None else read_csv_at(fh, start, end, fmt, quote)
 
     id_types = IdTypes(conversation_column)
 
     def parse(record, line):
-        if names is None:
-            row = _as_object(record)
-        else:
-            if len(record) != len(names):
-                raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
-            row = dict(zip(names, record))
-        raw_conversation_id = _field(row, conversation_column)
+        row = _row(record, names)
+        raw_conversation_id = field(row, conversation_column)
         conversation_id = as_id(raw_conversation_id, conversation_column)
-        speaker = as_speaker(_field(row, speaker_column), speaker_column)
-        text = as_text(_field(row, text_column), text_column)
-        order = as_order(_field(row, order_column), order_column) if order_column else 0.0
+        speaker = as_speaker(field(row, speaker_column), speaker_column)
+        text = as_text(field(row, text_column), text_column)
+        order = as_order(field(row, order_column), order_column) if order_column else 0.0
         id_name = id_column or ("id" if "id" in row else None)
-        utt_id = as_id(_field(row, id_name), id_name) if id_name else None
+        utt_id = as_id(field(row, id_name), id_name) if id_name else None
         reply_name = reply_to_column or next((c for c in REPLY_TO_COLUMNS if c in row), None)
-        reply_to = None
-        if reply_name is not None:
-            value = _field(row, reply_name)
-            if value not in (None, ""):
-                reply_to = as_id(value, reply_name)
+        value = field(row, reply_name) if reply_name else None
+        reply_to = None if value in (None, "") else as_id(value, reply_name)
         used = {conversation_column, speaker_column, text_column, order_column, id_name, reply_name}
         meta = {key: value for key, value in row.items() if key not in used}
         id_types.check(raw_conversation_id, conversation_id)
 
         def make(position: int) -> Utterance:
-            return Utterance(
-                utt_id if utt_id is not None else f"{conversation_id}-{position}",
-                conversation_id, speaker, text, reply_to=reply_to, meta=meta,
-                path=str(path), line=line,
-            )
+            return Utterance(utt_id if utt_id is not None else f"{conversation_id}-{position}", conversation_id,
+                             speaker, text, reply_to=reply_to, meta=meta, path=str(path), line=line)
 
         return conversation_id, order, make
 
@@ -195,13 +171,8 @@ def read_pair_file(
             f"{'text1' if text1 else 'text2'}={text1 or text2!r}"
         )
     report = reporter(on_problem)
-    fmt = resolve_delimiter(path, delimiter)
-    quote = quoting_mode(quoting)
-    if fmt == "jsonl":
-        names: Optional[List[str]] = None
-        records = iter_json_lines(path, report)
-    else:
-        line, names, records = _header(path, fmt, quote, report)
+    fmt, quote = table_format(path, delimiter, quoting)
+    line, names, records = _records(path, fmt, quote, report)
     columns = (text1, text2) if text1 and text2 else None
     if names is not None:
         with _closed_on_error(records):
@@ -209,8 +180,6 @@ def read_pair_file(
             if columns is None:
                 raise DialogFormatError(f"{path}: {no_pair_columns(names)}: pass text1 and text2")
             _missing(path, line, list(columns) + ([id_column] if id_column else []), names, fmt)
-        if id_column is None and PAIR_ID_COLUMN in names:
-            id_column = PAIR_ID_COLUMN
     # a generator of its own: the header is checked when called, not when first read
     return Stream(_pair_rows(path, names, columns, id_column, records, report), records)
 
@@ -249,19 +218,13 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
     seen = PairIds(path)
     for line, _, _, record in records:
         try:
-            if names is None:
-                row = _as_object(record)
-                columns = columns or find_pair_columns(list(row))
-                if columns is None:
-                    raise RecordError(f"no pair text fields (looked for {[list(c) for c in PAIR_COLUMNS]})")
-            else:
-                if len(record) != len(names):
-                    raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
-                row = dict(zip(names, record))
-            first = as_text(_field(row, columns[0]), columns[0])
-            second = as_text(_field(row, columns[1]), columns[1])
+            row = _row(record, names)
+            columns = columns or find_pair_columns(list(row))  # a CSV/TSV file's: from its header
+            if columns is None:
+                raise RecordError(f"no pair text fields (looked for {[list(c) for c in PAIR_COLUMNS]})")
+            first, second = (as_text(field(row, column), column) for column in columns)
             id_name = id_column or (PAIR_ID_COLUMN if PAIR_ID_COLUMN in row else None)
-            pair_id = as_id(_field(row, id_name), id_name) if id_name else made_pair_id(path, line)
+            pair_id = as_id(field(row, id_name), id_name) if id_name else made_pair_id(path, line)
             if pair_id in seen:
                 raise RecordError(f"pair id {pair_id!r} repeated")
         except RecordError as err:
@@ -269,8 +232,6 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
             continue
         seen.add(pair_id, None if id_name else line)
         meta = {key: value for key, value in row.items() if key not in (*columns, id_name)}
-        utterances = [
-            Utterance(f"{pair_id}-{i}", pair_id, None, text, path=str(path), line=line)
-            for i, text in enumerate((first, second))
-        ]
-        yield TurnPair(pair_id, pair_id, Turn.of(utterances[:1]), Turn.of(utterances[1:]), meta=meta)
+        turns = [Turn.of([Utterance(f"{pair_id}-{i}", pair_id, None, text, path=str(path), line=line)])
+                 for i, text in enumerate((first, second))]
+        yield TurnPair(pair_id, pair_id, *turns, meta=meta)

@@ -42,15 +42,13 @@ class MalformedRecordError(DialogFormatError):
 OnProblem = Callable[[Problem], None]
 
 
+def _raise(problem: Problem) -> None:
+    raise MalformedRecordError(problem)
+
+
 def reporter(on_problem: Optional[OnProblem]) -> OnProblem:
     """The callback itself, or (for None) one that raises MalformedRecordError."""
-    if on_problem is not None:
-        return on_problem
-
-    def strict(problem: Problem) -> None:
-        raise MalformedRecordError(problem)
-
-    return strict
+    return _raise if on_problem is None else on_problem
 
 
 class ProblemCollector:
