@@ -18,7 +18,7 @@ pass read by a reader of its own (the first by the one started), and
 ``close`` closes every reader it started, a pass read to its end or not.
 """
 from contextlib import ExitStack
-from itertools import groupby
+from itertools import groupby, islice
 from operator import attrgetter
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -234,16 +234,11 @@ class Corpus:
         """How many pairs ``pairs`` yields (malformed records ignored), at
         most ``limit``; the reader it read with is closed when it returns."""
         read = self._read(lambda problem: None)
-        n = 0
         try:
-            for _ in self._pairs(read, None):
-                n += 1
-                if limit is not None and n >= limit:
-                    break
+            return sum(1 for _ in islice(self._pairs(read, None), limit))
         finally:
             self._open_streams.remove(read)
             read.close()
-        return n
 
     def close(self) -> None:
         """Close the input: the reader started when the corpus was opened,

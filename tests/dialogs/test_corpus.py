@@ -20,6 +20,10 @@ def test_a_count_that_stops_early_leaves_no_file_open(corpus_path, opened_inputs
     assert corpus.count(limit=1) == 1
     assert opened_inputs and opened_inputs.still_open() == []  # the guess's file and the count's
     assert corpus.count() > 1  # a later pass reads again
+    # as many as the pairs a run with that --limit reads: none for 0
+    n = corpus.count()
+    assert [corpus.count(limit=k) for k in (0, 2, n + 1)] == [0, min(2, n), n]
+    assert opened_inputs.still_open() == []
 
 
 def test_close_closes_the_started_reader_and_the_passes_left_unread(corpus_path, opened_inputs):
