@@ -107,9 +107,8 @@ class PairAnnotator:
         del old
         if held:
             self._load()
-            return
-        self.warm = False
-        self.pairs_since_load = 0
+        else:
+            self.warm, self.pairs_since_load = False, 0
 
     @contextlib.contextmanager
     def memory_zone(self) -> Iterator[None]:

@@ -22,7 +22,7 @@ from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
 from .record_format import (CONVERSATION_ID, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SPANS, WORDS,
-                            convokit_errors, convokit_records, read_lines)
+                            convokit_errors, convokit_records, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -36,7 +36,7 @@ UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes 
     "source_spans": str(list),
 }
 PROB_KEYS = {"paraphrase_probs": str(list), "source_probs": str(dict)}
-CONVERSATION_KEYS = {"pairs": "<class 'int'>", "paraphrases": "<class 'int'>", "skipped": "<class 'int'>"}
+CONVERSATION_KEYS = {"pairs": str(int), "paraphrases": str(int), "skipped": str(int)}  # conversation_counts' order
 
 
 class ConvoKitOutputError(ValueError):
@@ -145,18 +145,11 @@ def copy_corpus(corpus: Path, output: Path) -> None:
     """Copy every file of the corpus but the merged ones into ``output``."""
     output.mkdir(parents=True, exist_ok=True)
     for path in corpus.iterdir():
-        if path.name in MERGED_FILES:
-            continue
-        if path.is_dir():
-            shutil.copytree(path, output / path.name, dirs_exist_ok=True)
-        else:
-            shutil.copy2(path, output / path.name)
-
-
-def remove_merged(output: Path) -> None:
-    """Delete the corpus files an earlier run merged (``--overwrite``)."""
-    for name in MERGED_FILES:
-        (output / name).unlink(missing_ok=True)
+        if path.name not in MERGED_FILES:
+            if path.is_dir():
+                shutil.copytree(path, output / path.name, dirs_exist_ok=True)
+            else:
+                shutil.copy2(path, output / path.name)
 
 
 def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFIX,
@@ -172,8 +165,9 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     source.fmt = "convokit"
     check_paths(corpus, output, meta_prefix)
     check_no_clash(corpus, meta_prefix, with_probs)
-    if overwrite:
-        remove_merged(output)
+    if overwrite:  # the files an earlier run merged
+        for name in MERGED_FILES:
+            (output / name).unlink(missing_ok=True)
     records = convokit_records(output, meta_prefix)
     errors = Path(errors) if errors is not None else convokit_errors(records)
     # The run's checkpoint is the first file in the directory, so that from
@@ -186,17 +180,6 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     copy_corpus(corpus, output)
     merge(corpus, output, records, errors, meta_prefix, with_probs)
     return summary
-
-
-def _records(path: Path) -> Iterator[Dict[str, Any]]:
-    return (record for _, record in read_lines(path))
-
-
-def _iter_jsonl(path: Path) -> Iterator[Dict[str, Any]]:
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
 
 
 def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs: bool) -> Iterator[Tuple[str, Dict[str, Any]]]:
@@ -241,9 +224,10 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
         c[0] += 1
         c[1] += bool(record[IS_PARAPHRASE.key])
     if errors.exists():
-        for entry in _iter_jsonl(errors):
-            if entry.get("kind") == "skipped":
-                counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
+        with open(errors, encoding="utf-8") as lines:
+            for entry in (json.loads(line) for line in lines if line.strip()):
+                if entry.get("kind") == "skipped":
+                    counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
     return counts
 
 
@@ -255,8 +239,8 @@ def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, 
 
     def write_all(utterances_tmp: Path) -> None:
         _write_merged_utterances(corpus, output, records, prefix, with_probs, utterances_tmp)
-        counts = conversation_counts(_records(records), errors)
-        _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys, prefix))
+        counts = conversation_counts(read_records(records), errors)
+        _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys))
         index = _load_json(corpus / "index.json", None)
         if index is not None:
             for name, keys in (("utterances-index", utt_keys), ("conversations-index", conv_keys)):
@@ -275,7 +259,7 @@ def _write_merged_utterances(corpus: Path, output: Path, records: Path, prefix: 
         store.execute("CREATE TABLE meta (id TEXT PRIMARY KEY, value TEXT)")
         store.executemany(
             "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-            ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(_records(records), prefix, with_probs)),
+            ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(read_records(records), prefix, with_probs)),
         )
         store.commit()
         _merge_utterances(corpus / "utterances.jsonl", target, store)
@@ -308,25 +292,19 @@ def _merge_utterances(source: Path, target: Path, store: sqlite3.Connection) -> 
             out.write((json.dumps(utterance) + "\n").encode("utf-8"))
 
 
-def _merged_conversations(corpus: Path, counts: Dict[str, List[int]], keys: Mapping[str, str], prefix: str):
+def _merged_conversations(corpus: Path, counts: Dict[str, List[int]], keys: Mapping[str, str]):
     conversations = _load_json(corpus / "conversations.json", {})
     new_format = any(_meta_of(e) is not e for e in conversations.values())
     for conv_id in counts:
-        if conv_id not in conversations:
-            conversations[conv_id] = {"meta": {}, "vectors": []} if new_format else {}
+        conversations.setdefault(conv_id, {"meta": {}, "vectors": []} if new_format else {})
     for conv_id, entry in conversations.items():
         meta = _meta_of(entry)
         clash = sorted(set(keys) & set(meta))
         if clash:
             raise ConvoKitOutputError(f"conversation {conv_id!r} already has meta key(s) {clash}.")
-        n = counts.get(conv_id, [0, 0, 0])
-        meta.update({prefix + "pairs": n[0], prefix + "paraphrases": n[1], prefix + "skipped": n[2]})
+        meta.update(zip(keys, counts.get(conv_id, [0, 0, 0])))  # keys: CONVERSATION_KEYS, in their order
     return conversations
 
 
 def _write_json(path: Path, value: Any) -> None:
-    def write(tmp: Path) -> None:
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(value, f)
-
-    atomic_write(path, write)
+    atomic_write(path, lambda tmp: tmp.write_text(json.dumps(value), encoding="utf-8"))

@@ -11,7 +11,7 @@ ends (docs/annotate.md, "Speed and memory").
 """
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
@@ -52,11 +52,8 @@ class Summary:
 
     @classmethod
     def of(cls, progress: Progress, output, errors, resumed_at: int = 0, already_done: bool = False):
-        return cls(
-            str(output), str(errors), progress.written, progress.paraphrases, progress.skipped,
-            progress.malformed, progress.consumed, progress.seconds, resumed_at, already_done,
-            progress.role_dropped,
-        )
+        counts = {f.name: getattr(progress, f.name) for f in fields(cls) if hasattr(progress, f.name)}
+        return cls(str(output), str(errors), resumed_at=resumed_at, already_done=already_done, **counts)
 
     def lines(self) -> List[str]:
         rate = self.consumed / self.seconds if self.seconds > 0 else 0.0
@@ -87,10 +84,6 @@ class _Buffer:
     dropped_seen: int  # pairs the role filter left out, from the start of the input to here
     records: Dict[int, Dict[str, Any]] = field(default_factory=dict)
 
-    @property
-    def complete(self) -> bool:
-        return len(self.records) == len(self.valid)
-
 
 def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
                 output_format: str = "jsonl") -> Dict[str, Any]:
@@ -98,10 +91,9 @@ def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional
     input (size and modification time of each file it reads,
     ``Corpus.files``: a changed input does not resume an old run), the model
     and the options."""
-    files = corpus.files()
     return {
         "input": {"path": str(corpus.path.resolve()),
-                  "files": [[p.name, stat.st_size, stat.st_mtime_ns] for p, stat in ((p, p.stat()) for p in files)]},
+                  "files": [[p.name, (stat := p.stat()).st_size, stat.st_mtime_ns] for p in corpus.files()]},
         "model": model_signature(model),
         "source": corpus.options.as_dict(),
         "with_probs": with_probs,
@@ -140,14 +132,9 @@ class _Reader:
         index = 0
         while True:
             pairs = list(islice(self.pairs, self.size))
-            valid, entries = [], self.entries
-            self.entries = []
-            for i, pair in enumerate(pairs):
-                skip = skip_entry(pair, self.max_length)
-                if skip is None:
-                    valid.append(i)
-                else:
-                    entries.append(skip)
+            skips = [skip_entry(pair, self.max_length) for pair in pairs]
+            valid = [i for i, skip in enumerate(skips) if skip is None]
+            entries, self.entries = self.entries + [skip for skip in skips if skip is not None], []
             self.consumed += len(pairs)
             if pairs or entries:
                 yield _Buffer(index, pairs, valid, entries, self.consumed, self.problems, self.dropped)
@@ -202,7 +189,7 @@ def run_local(
 
 
 def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, reader: _Reader,
-              n_process: int, bar, zone_buffers: Optional[int] = None) -> None:
+              n_process: int, bar) -> None:
     started = time.perf_counter()
     seconds_before = progress.seconds
 
@@ -221,7 +208,7 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         bar.update(len(buffer.pairs))
 
     buffers = iter(reader)
-    zone_buffers = zone_buffers or (ZONE_BUFFERS if n_process == 1 else ZONE_BUFFERS_MULTIPROCESS)
+    zone_buffers = ZONE_BUFFERS if n_process == 1 else ZONE_BUFFERS_MULTIPROCESS
     for first in buffers:
         # one nlp.pipe per zone of buffers, all its records written inside the zone
         with annotator.memory_zone():
@@ -250,7 +237,7 @@ def _annotate_zone(annotator: PairAnnotator, buffers: Iterator[_Buffer], n_proce
             flush(pending.popleft())
         buffer = pending[0]
         buffer.records[i] = annotator.make_record(doc, buffer.pairs[i])
-        if buffer.complete:
+        if len(buffer.records) == len(buffer.valid):  # all its records made
             flush(pending.popleft())
     while pending:
         flush(pending.popleft())

@@ -142,11 +142,8 @@ def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:
     checkpoint names it."""
     if not checkpoint.is_file():
         return []
-    own = [output, checkpoint]
     try:
         stored = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["errors"]
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
-        return own
-    if stored == str(errors.resolve()):
-        own.append(errors)
-    return own
+        stored = None
+    return [output, checkpoint] + ([errors] if stored == str(errors.resolve()) else [])

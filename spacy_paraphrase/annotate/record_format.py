@@ -92,23 +92,14 @@ def turn_speakers(pair: TurnPair) -> Optional[Tuple[str, str]]:
     either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate
     (the turns are then labelled FIRST / SECOND; the record keeps the names)."""
     names = (pair.first.speaker, pair.second.speaker)
-    if all(_encodable(name) for name in names):
-        return names  # type: ignore
-    return None
-
-
-def _encodable(name: Any) -> bool:
     try:
-        return isinstance(name, str) and bool(name) and bool(name.encode("utf-8"))
+        return names if all(isinstance(name, str) and name and name.encode("utf-8") for name in names) else None
     except UnicodeEncodeError:
-        return False
+        return None
 
 
 def _number(value: Any) -> Optional[float]:
-    if value is None:
-        return None
-    value = float(value)
-    return None if math.isnan(value) else value
+    return None if value is None or math.isnan(value := float(value)) else value
 
 
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:
@@ -125,43 +116,13 @@ def _turn_base(doc: Doc, span, text: str, side: str) -> int:
     return base
 
 
-def _spans(doc: Doc, group, turns, bases, sides_of) -> List[Dict[str, Any]]:
-    scores = list(group.attrs.get("scores") or [None] * len(group))
-    out = []
-    for span, score in zip(group, scores):
-        side = sides_of(span.start)
-        i = SIDES.index(side)
-        start, end = span.start_char - bases[i], span.end_char - bases[i]
-        for piece in turns[i].split_span(start, end):
-            # a run may go on over whitespace tokens into the next utterance:
-            # each piece is trimmed of whitespace at its edges (none is left empty)
-            lead = len(piece.text) - len(piece.text.lstrip())
-            text = piece.text.strip()
-            if not text:
-                continue
-            piece = piece._replace(start=piece.start + lead, end=piece.start + lead + len(text), text=text)
-            out.append({
-                "side": side,
-                "label": span.label_,
-                "utterance_id": piece.utterance_id,
-                "start": piece.start,
-                "end": piece.end,
-                "text": piece.text,
-                "score": _number(score),
-            })
-    return out
-
-
 def model_words(doc: Doc, probs: numpy.ndarray) -> List[Tuple[int, int, float]]:
     """``(char start, char end, probability)`` of every word the model scores
     (``words.word_bounds`` / ``word_values``); whitespace tokens, words of
     their own there, never overlap a whitespace word of the text."""
-    out = []
     bounds = word_bounds(doc)
-    for (start, end), value in zip(bounds, word_values(doc, probs, bounds)):
-        first, last = doc[start], doc[end - 1]
-        out.append((first.idx, last.idx + len(last.text), float(value)))
-    return out
+    return [(doc[start].idx, doc[end - 1].idx + len(doc[end - 1].text), float(value))
+            for (start, end), value in zip(bounds, word_values(doc, probs, bounds))]
 
 
 def _words(scored: List[Tuple[int, int, float]], turn: Turn, base: int) -> List[Dict[str, Any]]:
@@ -174,19 +135,12 @@ def _words(scored: List[Tuple[int, int, float]], turn: Turn, base: int) -> List[
         lo, hi = base + match.start(), base + match.end()
         while j < len(scored) and scored[j][1] <= lo:
             j += 1
-        k, best = j, math.nan
+        k = j
         while k < len(scored) and scored[k][0] < hi:
-            if not math.isnan(scored[k][2]):
-                best = scored[k][2] if math.isnan(best) else max(best, scored[k][2])
             k += 1
+        probs = [prob for _, _, prob in scored[j:k] if not math.isnan(prob)]
         piece = turn.split_span(match.start(), match.end())[0]
-        out.append({
-            "utterance_id": piece.utterance_id,
-            "start": piece.start,
-            "end": piece.end,
-            "text": piece.text,
-            "prob": _number(best),
-        })
+        out.append(dict(piece._asdict(), prob=max(probs) if probs else None))
     return out
 
 
@@ -205,8 +159,9 @@ class Scored(NamedTuple):
     with_probs: bool
 
     @property
-    def score(self) -> Optional[float]:
-        return _number(self.doc.cats[self.readout.cats_key])
+    def cat(self) -> float:
+        """The pair score as the pipeline wrote it (``doc.cats[cats_key]``)."""
+        return self.doc.cats[self.readout.cats_key]
 
 
 @dataclass(frozen=True)
@@ -224,8 +179,19 @@ class RecordField:
 
 
 def _turn_spans(s: Scored) -> List[Dict[str, Any]]:
-    return _spans(s.doc, s.group, (s.pair.first, s.pair.second), s.bases,
-                  lambda i: "first" if i < s.second_start else "second")
+    out = []
+    for span, score in zip(s.group, s.group.attrs.get("scores") or [None] * len(s.group)):
+        i = int(span.start >= s.second_start)
+        turn = (s.pair.first, s.pair.second)[i]
+        for piece in turn.split_span(span.start_char - s.bases[i], span.end_char - s.bases[i]):
+            # a run may go on over whitespace tokens into the next utterance:
+            # each piece is trimmed of whitespace at its edges (none is left empty)
+            text = piece.text.strip()
+            if text:
+                start = piece.start + len(piece.text) - len(piece.text.lstrip())
+                out.append({"side": SIDES[i], "label": span.label_, "utterance_id": piece.utterance_id,
+                            "start": start, "end": start + len(text), "text": text, "score": _number(score)})
+    return out
 
 
 def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
@@ -244,13 +210,11 @@ CONVERSATION_ID = RecordField("conversation_id", str, lambda s: s.pair.conversat
 FIRST = RecordField("first", dict, lambda s: s.pair.first.to_json())
 SECOND = RecordField("second", dict, lambda s: s.pair.second.to_json())
 META = RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
-SCORE = RecordField("score", float, lambda s: s.score, convokit=True)  # the readout: doc.cats[cats_key]
-IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.doc.cats[s.readout.cats_key]),
-                            convokit=True)
+SCORE = RecordField("score", float, lambda s: _number(s.cat), convokit=True)
+IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.cat), convokit=True)
 VOTE_SHARE = RecordField("vote_share", float, lambda s: _number(s.group.attrs["vote_share"]), convokit=True)
 AGREEMENT = RecordField("agreement", float, lambda s: _number(s.group.attrs["agreement"]), convokit=True)
-MARGIN = RecordField("margin", float, lambda s: _number(s.readout.margin(s.doc.cats[s.readout.cats_key])),
-                     convokit=True)
+MARGIN = RecordField("margin", float, lambda s: _number(s.readout.margin(s.cat)), convokit=True)
 SPANS = RecordField("spans", list, _turn_spans)
 WORDS = RecordField("words", dict, _turn_words, optional=True)  # --with-probs only
 

@@ -69,16 +69,6 @@ def normalized(value: Any) -> Any:
     return json.loads(json.dumps(value, sort_keys=True))
 
 
-def _truncate(path: Path, size: int) -> None:
-    with open(path, "r+b") as f:
-        f.truncate(size)
-
-
-def _sync(f) -> None:
-    f.flush()
-    os.fsync(f.fileno())
-
-
 @contextlib.contextmanager
 def naming(path: Path) -> Iterator[None]:
     """An OSError inside (a full disk, a lost permission) names ``path``
@@ -128,9 +118,8 @@ class JobFiles:
         if progress.done:
             return progress
         for path, size in ((self.output, progress.output_bytes), (self.errors, progress.errors_bytes)):
-            if not path.exists():
-                path.touch()
-            _truncate(path, size)
+            path.touch()
+            os.truncate(path, size)
         self._out = open(self.output, "ab")
         self._err = open(self.errors, "ab")
         return progress
@@ -194,10 +183,10 @@ class JobFiles:
 
     def commit(self, progress: Progress) -> None:
         """Make everything written so far durable, then record it in the checkpoint."""
-        with naming(self.output):
-            _sync(self._out)
-        with naming(self.errors):
-            _sync(self._err)
+        for f, path in ((self._out, self.output), (self._err, self.errors)):
+            with naming(path):
+                f.flush()
+                os.fsync(f.fileno())
         progress.output_bytes = self._out.tell()
         progress.errors_bytes = self._err.tell()
         self.save(progress)

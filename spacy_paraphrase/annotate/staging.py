@@ -42,8 +42,8 @@ def line_pair(line: str) -> TurnPair:
 
 
 class ShardWriter:
-    """Writes pairs into numbered shards under ``directory`` (module doc);
-    ``lines``: how many it wrote."""
+    """Writes pairs into numbered shards (``paths``) under ``directory``
+    (module doc)."""
 
     def __init__(self, directory: Union[str, Path], shard_rows: int = 1000):
         if shard_rows < 1:
@@ -51,7 +51,6 @@ class ShardWriter:
         self.directory = Path(directory)
         self.shard_rows = shard_rows
         self.paths: List[Path] = []
-        self.lines = 0
         self._file: Optional[IO[str]] = None
         self._in_shard = 0
         self._conversation: Any = None
@@ -72,7 +71,6 @@ class ShardWriter:
         self._file.write(shard_line(pair))
         self._conversation = conversation
         self._in_shard += 1
-        self.lines += 1
 
     def _next_shard(self) -> None:
         self.close()
