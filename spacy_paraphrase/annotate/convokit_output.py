@@ -22,7 +22,7 @@ from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
 from .record_format import (CONVERSATION_ID, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SPANS, WORDS,
-                            convokit_errors, convokit_records, read_records)
+                            convokit_errors, convokit_records, error_entries, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -224,10 +224,9 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
         c[0] += 1
         c[1] += bool(record[IS_PARAPHRASE.key])
     if errors.exists():
-        with open(errors, encoding="utf-8") as lines:
-            for entry in (json.loads(line) for line in lines if line.strip()):
-                if entry.get("kind") == "skipped":
-                    counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
+        for entry in error_entries(errors):
+            if entry.get("kind") == "skipped":
+                counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
     return counts
 
 

@@ -87,6 +87,19 @@ def problem_entry(problem: Problem) -> Dict[str, Any]:
     return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
+def error_entries(path: Path) -> Iterator[Dict[str, Any]]:
+    """The entries of an errors file (``skip_entry``, ``problem_entry``), a
+    line that is not a JSON object (a file edited or cut short) left out."""
+    with Path(path).open(encoding="utf-8") as lines:
+        for line in lines:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict):
+                yield entry
+
+
 def turn_speakers(pair: TurnPair) -> Optional[Tuple[str, str]]:
     """``speakers=`` for ``make_pair_doc``: both speaker names, or None when
     either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..annotate.record_format import (CONVOKIT_RECORDS, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError, convokit_errors,
-                                      output_files, read_lines)
+                                      error_entries, output_files, read_lines)
 from ..annotate.resume import checkpoint_path, default_errors_path
 
 THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
@@ -78,14 +78,9 @@ def _error_counts(output: Path) -> Tuple[int, int]:
     errors = convokit_errors(output) if output.name.endswith(CONVOKIT_RECORDS) else default_errors_path(output)
     skipped = malformed = 0
     if errors.is_file():
-        with errors.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    kind = json.loads(line).get("kind")
-                except (ValueError, AttributeError):
-                    continue
-                skipped += kind == "skipped"
-                malformed += kind == "malformed"
+        for entry in error_entries(errors):
+            skipped += entry.get("kind") == "skipped"
+            malformed += entry.get("kind") == "malformed"
     return skipped, malformed
 
 

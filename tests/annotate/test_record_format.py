@@ -154,3 +154,15 @@ def test_from_json_refuses_offsets_that_do_not_fit(offsets):
     data["first"]["offsets"] = offsets
     with pytest.raises(ValueError, match="the first turn: .*offsets"):
         TurnPair.from_json(data)
+
+
+def test_error_entries_leave_out_lines_that_are_no_json_object(tmp_path):
+    """Both readers of an errors file (the ConvoKit output's counts, the report's) read it through
+    ``error_entries``: a line cut short or edited into something else is left out, not a traceback."""
+    from spacy_paraphrase.annotate.record_format import error_entries
+
+    path = tmp_path / "out.errors.jsonl"
+    path.write_text('{"kind": "skipped", "conversation_id": "c1"}\n\n[1, 2]\n"text"\n'
+                    '{"kind": "malformed", "line": 3}\n{"kind": "skip', encoding="utf-8")
+    assert list(error_entries(path)) == [{"kind": "skipped", "conversation_id": "c1"},
+                                         {"kind": "malformed", "line": 3}]
