@@ -5,7 +5,7 @@ import contextlib
 import gc
 import re
 import sys
-from typing import Any, Dict, Iterator, List, Mapping, Optional
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Tuple
 
 from spacy.language import Language
 from spacy.tokens import Doc
@@ -16,11 +16,22 @@ from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
 from .heap import bound_native_memory, trim_heap
 from .paths import check_settings
-from .record_format import make_record, turn_speakers
+from .record_format import make_record
 
 
 # Pairs between two loads of the pipeline (``PairAnnotator.memory_zone``).
 RELOAD_PAIRS = 10_000
+
+
+def turn_speakers(pair: TurnPair) -> Optional[Tuple[str, str]]:
+    """``speakers=`` for ``make_pair_doc``: both speaker names, or None when
+    either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate
+    (the turns are then labelled FIRST / SECOND; the record keeps the names)."""
+    names = (pair.first.speaker, pair.second.speaker)
+    try:
+        return names if all(isinstance(name, str) and name and name.encode("utf-8") for name in names) else None
+    except UnicodeEncodeError:
+        return None
 
 
 class PairFailed(ValueError):

@@ -23,7 +23,7 @@ from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
 from .paths import open_job, own_files
 from .record_format import IS_PARAPHRASE, MAX_TURN_CHARS, problem_entry, skip_entry
-from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, model_signature
+from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, fingerprint
 
 BUFFER_BATCHES = 16
 # Buffers per memory zone (and per nlp.pipe call): the vocab's new strings and
@@ -83,24 +83,6 @@ class _Buffer:
     problems_seen: int
     dropped_seen: int  # pairs the role filter left out, from the start of the input to here
     records: Dict[int, Dict[str, Any]] = field(default_factory=dict)
-
-
-def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
-                output_format: str = "jsonl") -> Dict[str, Any]:
-    """Everything that changes the records of a run (see ``resume``): the
-    input (size and modification time of each file it reads,
-    ``Corpus.files``: a changed input does not resume an old run), the model
-    and the options."""
-    return {
-        "input": {"path": str(corpus.path.resolve()),
-                  "files": [[p.name, (stat := p.stat()).st_size, stat.st_mtime_ns] for p in corpus.files()]},
-        "model": model_signature(model),
-        "source": corpus.options.as_dict(),
-        "with_probs": with_probs,
-        "limit": limit,
-        "errors": str(Path(errors).resolve()),
-        "output_format": output_format,
-    }
 
 
 class _Reader:

@@ -100,17 +100,6 @@ def error_entries(path: Path) -> Iterator[Dict[str, Any]]:
                 yield entry
 
 
-def turn_speakers(pair: TurnPair) -> Optional[Tuple[str, str]]:
-    """``speakers=`` for ``make_pair_doc``: both speaker names, or None when
-    either is unknown, empty or not valid Unicode, e.g. holds a lone surrogate
-    (the turns are then labelled FIRST / SECOND; the record keeps the names)."""
-    names = (pair.first.speaker, pair.second.speaker)
-    try:
-        return names if all(isinstance(name, str) and name and name.encode("utf-8") for name in names) else None
-    except UnicodeEncodeError:
-        return None
-
-
 def _number(value: Any) -> Optional[float]:
     return None if value is None or math.isnan(value := float(value)) else value
 

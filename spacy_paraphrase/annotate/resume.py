@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
+from ..dialogs.pairing import Corpus
 from ..saving import atomic_write
 from .record_format import dumps
 
@@ -62,6 +63,24 @@ def model_signature(model: str) -> Dict[str, Any]:
         return {"name": model}
     stamps = {name: (path / name).stat().st_mtime_ns for name in ("config.cfg", "meta.json") if (path / name).exists()}
     return {"path": str(path.resolve()), "stamps": stamps}
+
+
+def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
+                output_format: str = "jsonl") -> Dict[str, Any]:
+    """Everything that changes the records of a run (module doc): the
+    input (size and modification time of each file it reads,
+    ``Corpus.files``: a changed input does not resume an old run), the model
+    and the options."""
+    return {
+        "input": {"path": str(corpus.path.resolve()),
+                  "files": [[p.name, (stat := p.stat()).st_size, stat.st_mtime_ns] for p in corpus.files()]},
+        "model": model_signature(model),
+        "source": dataclasses.asdict(corpus.options),
+        "with_probs": with_probs,
+        "limit": limit,
+        "errors": str(Path(errors).resolve()),
+        "output_format": output_format,
+    }
 
 
 def normalized(value: Any) -> Any:

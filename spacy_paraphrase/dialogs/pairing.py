@@ -20,7 +20,7 @@ pass read by a reader of its own (the first by the one started), and
 from contextlib import ExitStack
 from itertools import groupby, islice
 from operator import attrgetter
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -93,9 +93,6 @@ class SourceOptions:
         # checked when the options are made, so that a bad mode fails before a run reads or removes anything
         if self.pairing not in MODES:
             raise unknown_mode(self.pairing)
-
-    def as_dict(self) -> Dict[str, Any]:
-        return asdict(self)
 
 
 def _flag(key: str) -> str:

@@ -12,7 +12,6 @@ docs/dialog-formats.md.
 """
 import inspect
 import json
-from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
@@ -20,7 +19,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
 from ..table_reader import RecordError, find_pair_columns, read_json_at
 from .fields import IdTypes, as_id, as_object, as_order, as_speaker, as_text, field, json_type
-from .streaming import check_file, iter_csv_records, iter_json_lines, read_grouped, table_format
+from .streaming import check_file, iter_json_lines, read_first_record, read_grouped
 from .tables import read_pair_file, read_turn_table
 
 CONVOKIT_UTTERANCES = "utterances.jsonl"
@@ -267,22 +266,6 @@ def reader_for(fmt: str) -> DialogReader:
     if fmt not in READERS:
         raise DialogFormatError(f"Unknown dialog format {fmt!r}; choose one of {', '.join(FORMATS)}.")
     return READERS[fmt]
-
-
-def read_first_record(path: Path) -> Tuple[str, Any]:
-    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
-    table file, for format guessing (one open of the file, closed on
-    return); DialogFormatError if unreadable."""
-    fmt, quote = table_format(path, None)
-
-    def fail(problem: Problem) -> None:
-        raise DialogFormatError(str(problem))
-
-    records = iter_json_lines(path, fail) if fmt == "jsonl" else iter_csv_records(path, fmt, quote, fail)
-    with closing(records):
-        for _, _, _, first in records:
-            return fmt, (first if fmt == "jsonl" else [name.strip() for name in first])
-    raise DialogFormatError(f"{path}: the file is empty")
 
 
 def _unclear(path: Path, why: str) -> DialogFormatError:

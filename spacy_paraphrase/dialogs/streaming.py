@@ -10,6 +10,7 @@ holds a few numbers per utterance, never the texts of other conversations.
 open: closing it closes the file, read or not.
 """
 from array import array
+from contextlib import closing
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
@@ -79,6 +80,22 @@ def iter_json_lines(path: Path, report: OnProblem) -> Iterator[Tuple[int, int, i
 def iter_csv_records(path: Path, delimiter: str, quoting: int, report: OnProblem) -> CsvRecords:
     """The records of a CSV/TSV file (``table_reader.CsvRecords``), malformed ones reported."""
     return CsvRecords(open_binary(path), delimiter, quoting, problems_to(path, report))
+
+
+def read_first_record(path: Path) -> Tuple[str, Any]:
+    """(``"jsonl"`` or the delimiter, first JSON object or header row) of a
+    table file, for format guessing (one open of the file, closed on
+    return); DialogFormatError if unreadable."""
+    fmt, quote = table_format(path, None)
+
+    def fail(problem: Problem) -> None:
+        raise DialogFormatError(str(problem))
+
+    records = iter_json_lines(path, fail) if fmt == "jsonl" else iter_csv_records(path, fmt, quote, fail)
+    with closing(records):
+        for _, _, _, first in records:
+            return fmt, (first if fmt == "jsonl" else [name.strip() for name in first])
+    raise DialogFormatError(f"{path}: the file is empty")
 
 
 class GroupIndex:

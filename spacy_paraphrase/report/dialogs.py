@@ -23,7 +23,7 @@ from .records import Records, _read_convokit
 
 
 def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
-    """The input options (``SourceOptions.as_dict``) of the first annotate
+    """The input options (a ``SourceOptions`` as a dict) of the first annotate
     run whose checkpoint is beside one of ``inputs``; None without one."""
     for path in inputs:
         try:
