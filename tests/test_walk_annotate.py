@@ -1,6 +1,16 @@
 """scripts/walk_annotate.py: the walk of annotate's input path (the house issue's measure)."""
 import pytest
 
+from scripts.walk_annotate import regroup, stops
+
+
+def test_a_fold_joins_two_modules_and_a_left_out_module_drops_out_of_the_walk():
+    calls = [("a", "f"), ("b", "g"), ("a", "h"), ("c", "i"), ("b", "j")]
+    assert stops(calls) == ["a", "b", "a", "c", "b"]
+    assert stops(regroup(calls, {"b": "a"})) == ["a", "c", "a"]
+    assert stops(regroup(calls, leave_out={"c"})) == ["a", "b", "a", "b"]
+    assert stops(regroup(calls, {"c": "b"}, {"a"})) == ["b"]
+
 
 @pytest.mark.slow
 def test_the_walk_lists_the_input_path_outside_the_model(tmp_path):
