@@ -1,4 +1,5 @@
-"""Reading dialog files in two passes, shared by the dialog readers.
+"""Reading dialog files in two passes, shared by the dialog readers, and
+the first record of a file, which format guessing reads (``read_first_record``).
 
 The records themselves are read by ``spacy_paraphrase/table_reader.py`` (the
 package's one reader of CSV, TSV and JSON Lines files), here with the dialog
