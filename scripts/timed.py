@@ -4,10 +4,11 @@ so that the results tables can report training time):
     python scripts/timed.py metrics/multipit_minilm_train_time.json -- python -m spacy train ...
 """
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from subcommand import call  # scripts/subcommand.py: a leading `python` is this interpreter
 
 
 def main() -> None:
@@ -15,7 +16,7 @@ def main() -> None:
         sys.exit("usage: timed.py OUTPUT.json -- COMMAND ...")
     output, cmd = Path(sys.argv[1]), sys.argv[3:]
     start = time.time()
-    rc = subprocess.call(cmd)
+    rc = call(cmd)
     seconds = time.time() - start
     if rc != 0:
         sys.exit(rc)

@@ -4,9 +4,10 @@ fetches but a local copy of the data may lack):
 
     python scripts/when_present.py assets/contextdep/test.tsv -- python -m spacy_paraphrase convert contextdep ...
 """
-import subprocess
 import sys
 from pathlib import Path
+
+from subcommand import call  # scripts/subcommand.py: a leading `python` is this interpreter
 
 
 def main() -> None:
@@ -16,7 +17,7 @@ def main() -> None:
     if not path.exists():
         print(f"{path} not found: skipped `{' '.join(cmd)}`")
         return
-    sys.exit(subprocess.call(cmd))
+    sys.exit(call(cmd))
 
 
 if __name__ == "__main__":

@@ -404,7 +404,10 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
         (data / f"{split}.tsv").write_text(HEADER + "".join(rows), encoding="utf-8")
     _run([sys.executable, "-m", "spacy", "project", "run", "paper_model", project,
           "--vars.data_dir", tmp_path / "data", "--vars.paper_model", aggregated,
-          "--vars.paper_model_all", all_annotations], "spacy project run paper_model", 1200, cwd=project)
+          "--vars.paper_model_all", all_annotations], "spacy project run paper_model", 1200, cwd=project,
+         # as `env -i PATH=/usr/bin:/bin .venv/bin/python -m spacy project run ...`: no venv on the
+         # PATH, so a step that ran the PATH's `python` would fail (scripts/subcommand.py)
+         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     for variant in ("aggregated", "all"):
         for split in ("dev", "test"):
             scores = srsly.read_json(project / "metrics" / f"paper_model_{variant}_{split}.json")

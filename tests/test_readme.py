@@ -17,7 +17,7 @@ API = ROOT / "docs" / "api.md"
 MAX_README_LINES = 250
 TOP_COMMANDS = [
     "bash scripts/setup.sh && . .venv/bin/activate && python -m spacy project run all . --vars.data_dir ../shared/data",
-    'bash scripts/setup.sh && .venv/bin/python -m pytest -q -m "slow or not slow" tests',
+    'bash scripts/setup.sh && .venv/bin/python -m pytest -q -rs -m "slow or not slow" tests',
 ]
 
 
@@ -50,6 +50,19 @@ def test_readme_is_short_and_starts_with_the_two_commands():
     for line, command in zip(lines[3:5], TOP_COMMANDS):
         assert re.fullmatch(re.escape(command) + r" +# .+", line), line
     assert lines[5] == "```"
+
+
+def test_ci_runs_the_readme_test_line_as_written():
+    """.ci/run runs the README's test line itself, read from the README (so
+    the two cannot drift), with no venv activated and nothing exported: CI
+    fails wherever a newcomer copying the line would."""
+    ci = ROOT / ".ci" / "run"
+    printed = subprocess.run(["bash", str(ci), "--print"], capture_output=True, text=True, check=True).stdout
+    assert printed.strip() == TOP_COMMANDS[1]
+    script = ci.read_text(encoding="utf-8")
+    code = [line for line in script.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    assert not any("activate" in line or line.lstrip().startswith("export") for line in code), code
+    assert 'bash -c "$line"' in script
 
 
 def test_readme_keeps_the_contract_and_api_md_holds_the_reference():

@@ -10,12 +10,18 @@ from spacy_paraphrase import make_pair_doc
 
 def skip_optional(reason: str, module: bool = False) -> None:
     """Skip a test whose optional tool (a browser, ray) is missing, unless the
-    run requires optional tests (``.ci/run`` sets SPACY_PARAPHRASE_REQUIRE_OPTIONAL)."""
+    run requires optional tests: under CI (``CI=true``, as CI runs ``.ci/run``)
+    or with SPACY_PARAPHRASE_REQUIRE_OPTIONAL set."""
     import pytest
 
-    if os.environ.get("SPACY_PARAPHRASE_REQUIRE_OPTIONAL"):
+    if requires_optional():
         pytest.fail(f"required optional test cannot run: {reason}")
     pytest.skip(reason, allow_module_level=module)
+
+
+def requires_optional() -> bool:
+    """Whether a missing optional tool fails the run instead of skipping."""
+    return bool(os.environ.get("SPACY_PARAPHRASE_REQUIRE_OPTIONAL")) or os.environ.get("CI", "").lower() == "true"
 
 
 DATA_DIR = Path(os.environ.get("SPACY_PARAPHRASE_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
