@@ -30,6 +30,7 @@ Nothing is written unless the whole import succeeds: the checks come first,
 then the pipeline is built in a staging folder beside OUTPUT_DIR, loaded back
 and run on one pair, and only then moved into place (``saving.staged_swap``).
 """
+import gc
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,31 +146,61 @@ def _describe(name: str, folder: Path, source: str, revision: Optional[str]) -> 
 
 
 def load_classifier(checkpoint: Checkpoint):
-    """The tokenizer (fast, with offsets) and the token classifier's two-label
-    head (weight (2, width), bias (2,)) as numpy arrays."""
-    from transformers import AutoModelForTokenClassification, AutoTokenizer
+    """The tokenizer (fast, with offsets), the token classifier's encoder
+    (built without weights and read from the checkpoint's file in the memory
+    of its weights: ``encoder/weights_file.py``) and its two-label head
+    (weight (2, width), bias (2,)) as numpy arrays."""
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
+    from .encoder.weights_file import WeightsFileError, checkpoint_index, empty_module, load_weights, read_tensor
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(checkpoint.folder), use_fast=True)
     except Exception as err:
         raise ImportModelError(f"{checkpoint.name}: its tokenizer does not load ({type(err).__name__}: "
-                               f"{str(err).strip().splitlines()[0][:200] if str(err).strip() else ''}).") from None
+                               f"{_first_line(err)}).") from None
     if not getattr(tokenizer, "is_fast", False):
         raise ImportModelError(
             f"{checkpoint.name}: its tokenizer ({type(tokenizer).__name__}) gives no character offsets; "
             "the pipeline aligns wordpieces to words by offsets and needs a fast tokenizer (tokenizer.json).")
     try:
-        model = AutoModelForTokenClassification.from_pretrained(str(checkpoint.folder))
+        config = AutoConfig.from_pretrained(str(checkpoint.folder))
+        with empty_module():
+            encoder = AutoModel.from_config(config)
     except Exception as err:
         raise ImportModelError(f"{checkpoint.name}: the token classifier does not load ({type(err).__name__}: "
-                               f"{str(err).strip().splitlines()[0][:200] if str(err).strip() else ''}).") from None
-    head = getattr(model, "classifier", None)
-    weight = getattr(head, "weight", None)
-    if weight is None or tuple(weight.shape)[0] != 2 or getattr(head, "bias", None) is None:
-        raise ImportModelError(
-            f"{checkpoint.name}: no linear 'classifier' head with 2 outputs and a bias was found.")
-    return (tokenizer, weight.detach().cpu().numpy().astype("float32"),
-            head.bias.detach().cpu().numpy().astype("float32"))
+                               f"{_first_line(err)}).") from None
+    try:
+        index = checkpoint_index(checkpoint.folder)
+        weight, bias = index.get("classifier.weight"), index.get("classifier.bias")
+        if weight is None or bias is None or tuple(weight.shape)[0] != 2:
+            raise ImportModelError(
+                f"{checkpoint.name}: no linear 'classifier' head with 2 outputs and a bias was found.")
+        prefix = f"{encoder.base_model_prefix}." if any(k.startswith(f"{encoder.base_model_prefix}.") for k in index) else ""
+        used = load_weights(encoder, index, key=lambda name: _stored_name(index, prefix + name), strict=False,
+                            zeros_for=lambda name: name.startswith("pooler."))
+        unused = [k for k in index if k.startswith(prefix) and k not in used and not k.startswith("classifier.")
+                  and not k.endswith("position_ids")]
+        if prefix and unused:
+            raise WeightsFileError(f"the encoder does not use {len(unused)} of its weights ({unused[0]}, ...)")
+        head = (read_tensor(weight).float().numpy(), read_tensor(bias).float().numpy())
+    except WeightsFileError as err:
+        raise ImportModelError(f"{checkpoint.name}: {err}") from None
+    return tokenizer, encoder, head[0], head[1]
+
+
+def _stored_name(index, name: str) -> str:
+    """A parameter's name in the checkpoint: as the module names it, or the
+    older LayerNorm spelling (``gamma`` / ``beta``) some checkpoints keep."""
+    if name not in index:
+        for new, old in ((".weight", ".gamma"), (".bias", ".beta")):
+            if name.endswith(new) and name[: -len(new)] + old in index:
+                return name[: -len(new)] + old
+    return name
+
+
+def _first_line(err: Exception) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else ""
 
 
 def pipeline_config(checkpoint: Checkpoint, lang: str, long_pairs: str):
@@ -184,7 +215,7 @@ def pipeline_config(checkpoint: Checkpoint, lang: str, long_pairs: str):
                 "batch_size": 16},
         "components": {
             "transformer": {
-                "factory": "transformer",
+                "factory": "pair_transformer",
                 "max_batch_items": 4096,
                 "set_extra_annotations": {"@annotation_setters": "spacy-transformers.null_annotation_setter.v1"},
                 "model": {
@@ -223,6 +254,8 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     nothing is written then. ``force``: replace an existing pipeline
     directory at ``output_dir`` (only once the new one loads and runs)."""
     import spacy
+    from spacy_transformers.data_classes import HFObjects
+    from .encoder.model import attach_transformer, vocab_file_contents
     from .encoder.plan import check_long_pairs
 
     output_dir = Path(output_dir)
@@ -233,12 +266,15 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     check_target(output_dir, source, force)
     checkpoint = find_checkpoint(source, revision)
     check_target(output_dir, str(checkpoint.folder), force)
-    tokenizer, weight, bias = load_classifier(checkpoint)
+    tokenizer, encoder, weight, bias = load_classifier(checkpoint)
     config = pipeline_config(checkpoint, lang, long_pairs)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    # The checkpoint's encoder is handed over as it is: initialize loads nothing again.
+    attach_transformer(nlp.get_pipe("transformer").model,
+                       HFObjects(tokenizer, encoder, vocab_file_contents(tokenizer)))
+    del encoder
     nlp.initialize()
-    tagger = nlp.get_pipe("paraphrase_spans").model
-    linear = tagger.get_ref("head").layers[-1]
+    linear = nlp.get_pipe("paraphrase_spans").model.get_ref("head").layers[-1]
     if linear.get_param("W").shape != weight.shape:
         raise ImportModelError(
             f"{checkpoint.name}: its classifier is {weight.shape[1]} wide but its encoder gives "
@@ -264,12 +300,19 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     meta.setdefault(META_KEY, {})["imported"] = imported
     meta[META_KEY]["backbone"] = dict(transformer.attrs["backbone"])
 
+    # The pipeline written, it is freed before the written one is loaded to
+    # check it: the weights are never in memory twice.
+    built = [nlp]
+    del nlp, transformer, linear, meta
+
     def build(folder: Path) -> None:
-        nlp.to_disk(folder)
+        built.pop().to_disk(folder)
+        gc.collect()
         check_loads(folder)
 
+    pipeline_name = built[0].meta["name"]
     staged_swap(output_dir, build)
-    return {"name": meta["name"], "imported": imported}
+    return {"name": pipeline_name, "imported": imported}
 
 
 def check_target(output_dir: Path, source: str, force: bool = False) -> None:

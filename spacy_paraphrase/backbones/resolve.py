@@ -80,9 +80,24 @@ def file_sha256(path: Path) -> str:
 
 
 def weights_sha256(folder: Path) -> Optional[str]:
+    """The sha256 of a checkpoint's weights file; of a sharded checkpoint's,
+    that of its index file followed by the digests of its shards in order."""
     for filename in WEIGHT_FILES:
         if (Path(folder) / filename).is_file():
             return file_sha256(Path(folder) / filename)
+    for filename in WEIGHT_FILES:
+        index = Path(folder) / f"{filename}.index.json"
+        if index.is_file():
+            try:
+                shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+            except (ValueError, KeyError, TypeError, AttributeError):
+                return None
+            if not all((Path(folder) / shard).is_file() for shard in shards):
+                return None
+            digest = hashlib.sha256(file_sha256(index).encode())
+            for shard in shards:
+                digest.update(file_sha256(Path(folder) / shard).encode())
+            return digest.hexdigest()
     return None
 
 

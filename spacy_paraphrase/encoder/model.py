@@ -230,17 +230,21 @@ def load_pretrained(source: str, tok_config: Dict, trf_config: Dict) -> HFObject
     serialized with an empty vocabulary file, which the fast tokenizer
     (read from its ``tokenizer.json``) never uses."""
     tokenizer = AutoTokenizer.from_pretrained(source, **tok_config)
-    vocab_file_contents = None
-    if hasattr(tokenizer, "vocab_file"):
-        if tokenizer.vocab_file is None:
-            vocab_file_contents = b""
-        else:
-            with open(tokenizer.vocab_file, "rb") as fileh:
-                vocab_file_contents = fileh.read()
     config = AutoConfig.from_pretrained(source, **dict(trf_config, return_dict=True))
     transformer = AutoModel.from_pretrained(source, config=config)
     transformer.to(get_torch_default_device())
-    return HFObjects(tokenizer, transformer, vocab_file_contents)
+    return HFObjects(tokenizer, transformer, vocab_file_contents(tokenizer))
+
+
+def vocab_file_contents(tokenizer) -> Optional[bytes]:
+    """What spacy-transformers saves as the tokenizer's vocabulary file (b""
+    for a fast tokenizer without one: ``load_pretrained``)."""
+    if not hasattr(tokenizer, "vocab_file"):
+        return None
+    if tokenizer.vocab_file is None:
+        return b""
+    with open(tokenizer.vocab_file, "rb") as fileh:
+        return fileh.read()
 
 
 def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
@@ -266,6 +270,13 @@ def pair_init(model: PairTransformerModel, X=None, Y=None) -> None:
     # Where the weights came from: kept with the model (serialized with it)
     # and written into the trained pipeline's meta (backbones.resolve.record_backbone).
     model.attrs["backbone"] = backbone.meta()
+    attach_transformer(model, hf_model)
+
+
+def attach_transformer(model: PairTransformerModel, hf_model: HFObjects) -> None:
+    """Give ``model`` its Hugging Face tokenizer and module (loaded by
+    ``pair_init``, or handed over by ``import-model``) and initialize its torch
+    layer; ``nlp.initialize`` then leaves the transformer as it is."""
     _check_fast(hf_model.tokenizer)
     model.attrs["set_transformer"](model, hf_model)
     encoding = model.tokenizer(

@@ -3,7 +3,9 @@
 ``PairHFShim`` is spacy-transformers' ``HFShim`` (itself thinc's
 ``PyTorchShim``) with ``predict`` and ``use_params`` changed, the way
 ``HFShim`` changes serialization by subclassing; ``PairTransformerModel``
-builds its torch layer with it. It also carries the transformer's ``quantize`` setting
+builds its torch layer with it. Its bytes can leave the weights out, for the
+``pair_transformer`` component to keep them in a safetensors file beside them
+(``component.py``, ``weights_file.py``). It also carries the transformer's ``quantize`` setting
 (``quantize.py``): with an int8 setting it quantizes the torch module when the weights
 are loaded, and refuses to train it. ``limit_threads_in_worker`` keeps forked
 workers of ``nlp.pipe(n_process=...)`` from hanging.
@@ -12,13 +14,17 @@ import contextlib
 import multiprocessing
 import os
 import warnings
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
+import srsly
 import torch
+from spacy.util import SimpleFrozenDict, make_tempdir
+from spacy_transformers.data_classes import HFObjects
 from spacy_transformers.layers.hf_shim import HFShim
 from thinc.api import Model, get_torch_default_device, xp2torch
 from thinc.types import ArgsKwargs
 
+from .weights_file import TensorEntry, empty_module, has_quantized_tensors, load_weights
 from .quantize import (
     check_cpu,
     check_quantize,
@@ -42,13 +48,51 @@ class PairHFShim(HFShim):
     # not every submodule, per batch).
     _quantized_model: Optional[torch.nn.Module] = None
 
+    # Set by the pair_transformer component around its to_disk: the bytes leave
+    # the weights out (it writes them to a safetensors file). Not for a
+    # quantized module, whose packed int8 weights stay in the bytes.
+    leave_out_weights: bool = False
+    # Set by the pair_transformer component around its from_disk: the tensors
+    # of that file (weights_file.read_index), read straight into the module.
+    weights_index: Optional[Dict[str, TensorEntry]] = None
+
+    def stores_weights_apart(self) -> bool:
+        """Whether the bytes leave the weights out now (``leave_out_weights``
+        for a module that has them and is not quantized)."""
+        if not self.leave_out_weights or self._model is None:
+            return False
+        return not saved_quantization(getattr(self._model, "config", None)) and not has_quantized_tensors(self._model)
+
+    def to_bytes(self):
+        """``HFShim.to_bytes``; without the weights when ``stores_weights_apart``
+        (then ``"weights": "apart"`` says so, and ``state`` is empty)."""
+        if not self.stores_weights_apart():
+            return super().to_bytes()
+        module = self._model
+        self._model = torch.nn.Module()  # HFShim saves this (empty) state dict: nothing is copied
+        try:
+            msg = srsly.msgpack_loads(super().to_bytes())
+        finally:
+            self._model = module
+        msg["state"] = b""
+        msg["weights"] = "apart"
+        return srsly.msgpack_dumps(msg)
+
     def from_bytes(self, bytes_data):
         """``HFShim.from_bytes``, then the loaded module quantized when
         ``quantize`` is set. Saved int8 weights (a quantized module saved
         again, marked in its config) are loaded into a module quantized
-        before loading, and only when ``quantize`` asks for int8."""
+        before loading, and only when ``quantize`` asks for int8. Bytes
+        without the weights (``"weights": "apart"``) take them from
+        ``weights_index``: the module is built empty and each tensor read
+        into it (``weights_file.load_weights``)."""
         if self.quantize:
             check_cpu(get_torch_default_device())
+        if self.weights_index is not None:
+            msg = srsly.msgpack_loads(bytes_data)
+            if msg.get("weights") == "apart" and msg.get("config"):
+                self._load_apart(msg)
+                return self
         model_cls = self.model_cls
         self.model_cls = _SavedWeightsModelClass(model_cls, self.quantize)
         try:
@@ -62,6 +106,33 @@ class PairHFShim(HFShim):
         if self.quantize and self._hfmodel.transformer is not None:
             self.ensure_quantized()
         return self
+
+    def _load_apart(self, msg: dict) -> None:
+        """The module of ``msg``'s config, built without weights and filled
+        from ``weights_index``; the tokenizer from ``msg``'s files, as
+        ``HFShim.from_bytes`` rebuilds it."""
+        tok_dict = dict(msg["tokenizer"])
+        with make_tempdir() as temp_dir:
+            config_file = temp_dir / "config.json"
+            srsly.write_json(config_file, msg["config"])
+            config = self.config_cls.from_pretrained(config_file)
+            tok_kwargs = tok_dict.pop("kwargs", {})
+            for file_name, file_bytes in tok_dict.items():
+                (temp_dir / file_name).write_bytes(file_bytes)
+            tokenizer = self.tokenizer_cls.from_pretrained(str(temp_dir.absolute()), **tok_kwargs)
+            vocab_file_contents = None
+            if hasattr(tokenizer, "vocab_file"):
+                vocab_file_contents = (temp_dir / tokenizer.vocab_files_names["vocab_file"]).read_bytes()
+        with empty_module():  # (a quantized module's bytes keep its weights: stores_weights_apart)
+            transformer = self.model_cls.from_config(config)
+        device = get_torch_default_device()
+        load_weights(transformer, self.weights_index, device=device)
+        transformer.to(device)
+        self._hfmodel = HFObjects(tokenizer, transformer, vocab_file_contents, SimpleFrozenDict(), SimpleFrozenDict())
+        self._model = transformer
+        self._quantized_model = None
+        if self.quantize:
+            self.ensure_quantized()
 
     def ensure_quantized(self) -> None:
         """Quantize the torch module now if ``quantize`` is set and this
