@@ -39,7 +39,7 @@ import statistics
 import sys
 import tempfile
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 import numpy
 
@@ -51,12 +51,15 @@ QUANTIZE_METHODS_TIMED = ("int8", "int8-token")
 SHAPES = {
     "tiny": dict(hidden_size=64, intermediate_size=128, num_attention_heads=2, num_hidden_layers=2),
     "base": dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12),
+    "large": dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24),
 }
 
 
-def make_checkpoint(shape: str, folder: Path) -> Path:
+def make_checkpoint(shape: str, folder: Path, model_max_length: Optional[int] = 512) -> Path:
     """A random DeBERTa-v3 token classifier of ``shape`` (2 labels, head scaled
-    so that probabilities spread away from 0.5), saved with its tokenizer."""
+    so that probabilities spread away from 0.5), saved with its tokenizer
+    (its ``model_max_length`` set to ``model_max_length``; None keeps the
+    tokenizer's own, "no limit" as the authors' checkpoints have it)."""
     import shutil
 
     import torch
@@ -72,7 +75,8 @@ def make_checkpoint(shape: str, folder: Path) -> Path:
     with torch.no_grad():
         model.classifier.weight.mul_(50.0)
     model.save_pretrained(str(folder))
-    tokenizer.model_max_length = 512
+    if model_max_length is not None:
+        tokenizer.model_max_length = model_max_length
     tokenizer.save_pretrained(str(folder))
     shutil.copy(DEBERTA_TOKENIZER / "spm.model", folder / "spm.model")
     return folder

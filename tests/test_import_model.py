@@ -195,6 +195,52 @@ def test_long_pairs_are_cut_like_the_authors_or_windowed(imported):
     assert doc_w.spans["paraphrase"].attrs["n_windows"] > 1
 
 
+def long_pairs(n_pairs: int = 5):
+    """Pairs of about 600 to 2,000 DeBERTa-v3 pieces: held-out-style turns
+    joined, the first turn alone sometimes over 512 pieces."""
+    words = "the committee said on Tuesday that every member would answer questions about the budget".split()
+    pairs = []
+    for k in range(n_pairs):
+        n_first, n_second = 410 + 210 * k, 40 + 50 * k
+        first = [f"{w}{i % 11}" if i % 4 == 0 else w for i, w in enumerate((words * 200)[:n_first])]
+        second = [f"{w}{i % 5}" if i % 6 == 0 else w for i, w in enumerate((words[::-1] * 50)[:n_second])]
+        pairs.append((first, second))
+    return pairs
+
+
+def test_long_pairs_are_whole_when_the_tokenizer_cuts_nothing(tmp_path):
+    """The authors' DeBERTa-v3 tokenizer ("no limit" model_max_length) cuts
+    nothing under truncation=True: pairs of 600-2,000 pieces equal their
+    inference word for word, none cut (a clamp at 512 would lose the second
+    turn of most of them). Past ``piece_limit`` such a pair is windowed, never cut."""
+    if not DEBERTA_TOKENIZER.is_dir():
+        pytest.skip(f"the DeBERTa-v3-style tokenizer is not at {DEBERTA_TOKENIZER}")
+    checkpoint = make_token_classifier(tmp_path / "checkpoint", "deberta", model_max_length=None)
+    out = tmp_path / "pipeline"
+    import_model(str(checkpoint), out)
+    authors = AuthorsInference(checkpoint)
+    assert authors.tokenizer.model_max_length > 1e20
+    nlp = spacy.load(out)
+    pairs = long_pairs()
+    sizes = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no truncation warning from the pipeline
+        warnings.filterwarnings("ignore", message=".*(deprecated|no maximum length|Default to no truncation).*")
+        docs, probs = pipeline_probs(nlp, pairs)
+    for (first, second), doc, p in zip(pairs, docs, probs):
+        ref_a, ref_b, n_pieces = authors(first, second)
+        sizes.append(n_pieces)
+        assert len(ref_a) == len(first) and len(ref_b) == len(second)
+        assert numpy.abs(p[: len(first)] - ref_a).max() <= 1e-5
+        assert numpy.abs(p[len(first):] - ref_b).max() <= 1e-5
+        assert not doc.spans["paraphrase"].attrs["truncated"] and doc.spans["paraphrase"].attrs["n_windows"] == 1
+    assert min(sizes) >= 600 and max(sizes) <= 2048 and max(sizes) >= 1800, sizes
+    guarded = spacy.load(out, config={"components.transformer.model.piece_limit": 700})
+    doc = list(guarded.pipe([make_pair_doc(guarded, *pairs[-1])]))[0]
+    assert doc.spans["paraphrase"].attrs["n_windows"] > 1 and not doc.spans["paraphrase"].attrs["truncated"]
+    assert not numpy.isnan(numpy.asarray(doc.spans["paraphrase"].attrs["token_probs"], dtype="float64")).any()
+
+
 def test_meta_names_the_source_and_the_protocol(imported):
     kind, checkpoint, out = imported
     meta = json.loads((out / "meta.json").read_text())

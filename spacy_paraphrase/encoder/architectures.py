@@ -11,7 +11,7 @@ from spacy_transformers.layers import TransformerListener, split_trf_batch
 from thinc.api import Model, chain
 
 from .batching import DEFAULT_MAX_PADDING
-from .model import PairTransformerModel
+from .model import DEFAULT_PIECE_LIMIT, PairTransformerModel
 from .quantize import check_quantize
 from .shim import set_quantize
 
@@ -27,12 +27,14 @@ def create_pair_transformer_model(
     quantize: str = "",
     long_pairs: str = "windows",
     token_types: str = "pair",
+    piece_limit: int = DEFAULT_PIECE_LIMIT,
 ) -> Model[List[Doc], FullTransformerBatch]:
     """The pair-aware transformer, for the stock ``transformer`` component.
 
     name (str): Hugging Face model name or local directory; offline-packaged
         backbones are resolved by ``backbones.resolve.resolve_backbone`` (README, "Backbones").
-    max_length (int): most wordpieces per pair; 0 = the model's own limit.
+    max_length (int): most wordpieces per pair; 0 = what ``truncation=True``
+        cuts at with this tokenizer and model (``model.get_max_length``).
     max_padding (float): run each batch in sub-batches of similar length whose
         padding is at most this share of their pieces (1.0 = one forward pass
         per batch, as spacy-transformers does). Same outputs, less compute.
@@ -51,6 +53,10 @@ def create_pair_transformer_model(
         authors' inference; ``plan.LONG_PAIRS``).
     token_types (str): "pair" (0 / 1 for the two turns, the default) or
         "single" (all 0, the authors' one-sequence input; ``plan.TOKEN_TYPES``).
+    piece_limit (int): with "truncate" and a tokenizer that cuts nothing (the
+        authors' DeBERTa-v3), a pair is one sequence up to this many pieces
+        and windowed past it (2048: a guard against the memory of attention
+        over absurd turns; docs/paper-model.md, "Long turns").
     """
     model = PairTransformerModel(
         name,
@@ -62,6 +68,7 @@ def create_pair_transformer_model(
         max_padding=max_padding,
         long_pairs=long_pairs,
         token_types=token_types,
+        piece_limit=piece_limit,
     )
     return set_quantize(model, check_quantize(quantize))
 
@@ -86,6 +93,7 @@ def create_inline_pair_transformer(
     quantize: str = "",
     long_pairs: str = "windows",
     token_types: str = "pair",
+    piece_limit: int = DEFAULT_PIECE_LIMIT,
 ) -> Model[List[Doc], List[TransformerData]]:
     """A pair-aware transformer owned by one component (no sharing), giving
     the same per-Doc ``TransformerData`` as the listener; the settings are
@@ -101,6 +109,7 @@ def create_inline_pair_transformer(
         quantize=quantize,
         long_pairs=long_pairs,
         token_types=token_types,
+        piece_limit=piece_limit,
     )
     model = chain(trf, split_trf_batch())
     model.set_ref("transformer", trf)

@@ -39,6 +39,11 @@ from .plan import PaddedPieces, check_long_pairs, check_token_types, encode_pair
 from .shim import PairHFShim, limit_threads_in_worker
 
 DEFAULT_MAX_LENGTH = 512
+# A pair the authors' inference would encode whole (a tokenizer with no limit
+# on a relative-attention model) is one sequence up to this many pieces and
+# windowed past it: a guard against the memory of attention over absurd turns
+# (docs/paper-model.md, "Long turns").
+DEFAULT_PIECE_LIMIT = 2048
 
 
 class TruncationWarning(UserWarning):
@@ -118,6 +123,7 @@ class PairTransformerModel(TransformerModel):
         max_padding: float = DEFAULT_MAX_PADDING,
         long_pairs: str = "windows",
         token_types: str = "pair",
+        piece_limit: int = DEFAULT_PIECE_LIMIT,
     ):
         check_long_pairs(long_pairs)
         check_token_types(token_types)
@@ -142,6 +148,7 @@ class PairTransformerModel(TransformerModel):
             max_padding=max_padding,
             long_pairs=long_pairs,
             token_types=token_types,
+            piece_limit=piece_limit,
         )
         Model.__init__(
             self,
@@ -163,6 +170,7 @@ class PairTransformerModel(TransformerModel):
                 "max_padding": from_config(float(max_padding)),
                 "long_pairs": from_config(long_pairs),
                 "token_types": from_config(token_types),
+                "piece_limit": from_config(int(piece_limit)),
                 "init_args": init_args,
             },
         )
@@ -170,7 +178,8 @@ class PairTransformerModel(TransformerModel):
 
     def copy(self):
         args = dict(self.attrs["init_args"])
-        args.update({key: self.attrs[key] for key in ("max_length", "max_padding", "long_pairs", "token_types")})
+        args.update({key: self.attrs[key] for key in ("max_length", "max_padding", "long_pairs", "token_types",
+                                                      "piece_limit")})
         copied = PairTransformerModel(self.attrs["name"], **args)
         params = {}
         for pname in self.param_names:
@@ -187,18 +196,51 @@ class PairTransformerModel(TransformerModel):
 
 
 def get_max_length(model: PairTransformerModel) -> int:
-    """The most wordpieces one pair may have: the configured ``max_length`` when
-    set, else the smaller of the tokenizer's and the model's limits."""
+    """The most wordpieces one sequence of a pair may have: the configured
+    ``max_length`` when set; else the tokenizer's ``model_max_length`` (what
+    ``truncation=True`` cuts at) and the model's absolute positions, the
+    smaller. A tokenizer with no limit (transformers' "no limit" sentinel, as
+    a DeBERTa-v3 tokenizer is saved) on a model with no absolute positions
+    (DeBERTa-v3: relative attention only) cuts nothing: with
+    ``long_pairs = "truncate"`` (the authors' inference) a pair is then one
+    sequence up to ``piece_limit`` pieces, and windowed past it
+    (``long_pairs_rule``); with "windows" the limit is 512, as before."""
     configured = model.attrs.get("max_length") or 0
     if configured > 0:
         return int(configured)
-    limit = getattr(model.tokenizer, "model_max_length", None) or DEFAULT_MAX_LENGTH
-    if limit > 100_000:  # "no limit" sentinel of some tokenizers
-        limit = DEFAULT_MAX_LENGTH
-    positions = getattr(model.transformer.config, "max_position_embeddings", None)
-    if positions and positions > 0:
-        limit = min(limit, positions)
-    return int(limit)
+    limits = [x for x in (tokenizer_limit(model.tokenizer), absolute_positions(model.transformer.config)) if x]
+    if limits:
+        return int(min(limits))
+    if model.attrs.get("long_pairs") == "truncate":
+        return int(model.attrs.get("piece_limit") or DEFAULT_PIECE_LIMIT)
+    return DEFAULT_MAX_LENGTH
+
+
+def long_pairs_rule(model: PairTransformerModel) -> str:
+    """How a pair over ``get_max_length`` pieces is encoded: the configured
+    ``long_pairs``, except that "truncate" with nothing to truncate at (no
+    tokenizer limit, no absolute positions: the authors' tokenizer cuts
+    nothing) windows a pair past ``piece_limit`` instead of cutting it."""
+    rule = model.attrs.get("long_pairs", "windows")
+    if rule == "truncate" and not (model.attrs.get("max_length") or 0) and not (
+            tokenizer_limit(model.tokenizer) or absolute_positions(model.transformer.config)):
+        return "windows"
+    return rule
+
+
+def tokenizer_limit(tokenizer) -> Optional[int]:
+    """The tokenizer's ``model_max_length``; None for none or the "no limit" sentinel."""
+    limit = getattr(tokenizer, "model_max_length", None)
+    return int(limit) if limit and limit <= 100_000 else None
+
+
+def absolute_positions(config) -> Optional[int]:
+    """How many absolute positions the model embeds (``max_position_embeddings``);
+    None when it embeds none (DeBERTa-v2/v3 with ``position_biased_input`` false)."""
+    if getattr(config, "position_biased_input", True) is False:
+        return None
+    positions = getattr(config, "max_position_embeddings", None)
+    return int(positions) if positions and positions > 0 else None
 
 
 def _check_fast(tokenizer) -> None:
@@ -299,8 +341,7 @@ def plan_ahead(model: PairTransformerModel, docs: List[Doc], executor: Executor)
 def plan_batch(model: PairTransformerModel, docs: List[Doc]):
     """The tokenize-and-align plan of ``docs`` with the model's settings
     (``max_length``, ``long_pairs``, ``token_types``; ``plan.encode_pairs``)."""
-    return encode_pairs(model.tokenizer, docs, get_max_length(model),
-                        long_pairs=model.attrs.get("long_pairs", "windows"),
+    return encode_pairs(model.tokenizer, docs, get_max_length(model), long_pairs=long_pairs_rule(model),
                         token_types=model.attrs.get("token_types", "pair"))
 
 
@@ -317,7 +358,7 @@ def pair_forward(
     n_cut = sum(1 for cut in plan.cut_tokens if cut.any())
     if n_cut:
         why = (f"are longer than the transformer's {max_length} wordpieces and long_pairs = 'truncate' "
-               "cut them at the end" if model.attrs.get("long_pairs") == "truncate" else
+               "cut them at the end" if long_pairs_rule(model) == "truncate" else
                f"have a token longer than a whole window of the transformer ({max_length} wordpieces)")
         warnings.warn(
             f"{n_cut} of {len(docs)} pair Docs in this batch {why}; the pieces that "
