@@ -15,9 +15,9 @@ imported pipeline instead):
 4. two MiniLM students with the same config, seed and steps
    (``configs/contextdep_minilm_cpu.cfg``): ``student`` on the silver pairs,
    ``gold`` on the gold train pairs.
-5. on dev, each pipeline with its shipped thresholds: the paper's metrics
+5. on dev, each pipeline with its shipped thresholds: this project's metrics
    against the gold labels (``pair_acc``, ``pair_f``, ``jaccard_first``,
-   ``jaccard_second``) and the agreement with the teacher: the share of pairs
+   ``jaccard_second``; not the paper's ``paper_*``) and the agreement with the teacher: the share of pairs
    with the teacher's decision, and the word Jaccard of its highlights against
    the teacher's, per turn (pairs where neither highlights a word of the turn
    count as 1); and how far apart the two students' agreement is, pair by pair

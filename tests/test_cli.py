@@ -71,7 +71,12 @@ def test_baseline_evaluate_and_tune(tmp_path, mini_tsv):
     scores = json.loads(metrics.read_text())
     # Q1 shares no content word across turns -> lexical says no; Q2 neither: acc 1/2
     assert scores["paraphrase_spans_pair_acc"] == pytest.approx(0.5)
-    assert "paraphrase_spans_jaccard_first_p50" in scores
+    assert "paraphrase_spans_jaccard_first_abs50" in scores
+    # the paper's metrics: in the file and said in the output
+    for key in ("pair_p", "pair_r", "pair_f", "jaccard_first_n", "jaccard_second_n"):
+        assert f"paraphrase_spans_paper_{key}" in scores
+    assert "paraphrase_spans: the paper's metrics" in result.output
+    assert "paraphrase_spans_paper_pair_f" in result.output
     sweep = tmp_path / "t.json"
     result = runner.invoke(
         app, ["tune", str(model), str(data), "--key", "highlight_threshold", "--n-trials", "3", "--output", str(sweep)]

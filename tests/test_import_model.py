@@ -457,7 +457,9 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
     for variant in ("aggregated", "all"):
         for split in ("dev", "test"):
             scores = srsly.read_json(project / "metrics" / f"paper_model_{variant}_{split}.json")
-            for key in ("pair_f", "pair_acc", "jaccard_first", "jaccard_second"):
+            for key in ("pair_f", "pair_acc", "jaccard_first", "jaccard_second",
+                        "paper_pair_f", "paper_pair_p", "paper_pair_r", "paper_jaccard_first_n",
+                        "paper_jaccard_second_n"):  # the paper's metrics (scorer.paper_scores)
                 assert f"paraphrase_spans_{key}" in scores, (variant, split, key)
     meta = srsly.read_json(project / "training" / "paper_model" / "aggregated" / "meta.json")
     assert meta["spacy_paraphrase"]["imported"]["protocol"]["pooling"] == "first"

@@ -211,7 +211,8 @@ def test_project_workflow_all(tmp_path, tiny_bert):
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=1500, cwd=project)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     scores = srsly.read_json(project / "metrics" / "contextdep_tiny_dev.json")
-    for key in ["pair_f", "pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "jaccard_first_p50", "token_f"]:
+    for key in ["pair_f", "pair_acc", "pair_macro_f", "jaccard_first", "jaccard_second", "jaccard_first_abs50", "token_f",
+                "paper_pair_f", "paper_pair_p", "paper_pair_r", "paper_jaccard_first_n", "paper_jaccard_second_n"]:
         assert f"paraphrase_spans_{key}" in scores
     assert (project / "metrics" / "results_dev.md").read_text().count("|") > 20
     wheels = list((project / "packages").glob("**/*.whl"))

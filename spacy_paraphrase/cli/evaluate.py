@@ -1,8 +1,9 @@
 """``evaluate MODEL DATA``: score a pipeline on pair Docs."""
 from pathlib import Path
-from typing import Annotated, Dict, Optional
+from typing import Annotated, Dict, List, Optional
 
 import typer
+from wasabi import msg
 
 from ._util import BatchSize, CommandError, GpuId, Model, app, load, print_scores, read_examples, run_command, \
     write_json
@@ -30,6 +31,29 @@ def evaluate(model: str, data: Path, batch_size: int = 0, gpu_id: int = -1,
         raise CommandError(f"Cannot score {data}: {err}") from None
 
 
+def paper_lines(scores: Dict[str, object]) -> List[str]:
+    """One line per component that has the ContextDeP paper's metrics
+    (``{name}_paper_*``, ``paraphrase_spans/scorer.py``; absent when the
+    references carry no annotator counts)."""
+    lines = []
+    for key in scores:
+        if not key.endswith("_paper_pair_f"):
+            continue
+        prefix = key[: -len("pair_f")]
+
+        def value(name: str) -> str:
+            v = scores.get(prefix + name)
+            return "none" if v is None else f"{v:.4f}"
+
+        lines.append(
+            f"{key[: -len('_paper_pair_f')]}: the paper's metrics (as the ContextDeP authors' code "
+            f"computes them): pair F1 {value('pair_f')}, P {value('pair_p')}, R {value('pair_r')}; "
+            f"Jaccard first {value('jaccard_first')} over {scores.get(prefix + 'jaccard_first_n')} pairs, "
+            f"second {value('jaccard_second')} over {scores.get(prefix + 'jaccard_second_n')} pairs"
+        )
+    return lines
+
+
 @app.command("evaluate")
 def evaluate_cli(
     model: Model,
@@ -42,4 +66,6 @@ def evaluate_cli(
     """Evaluate a pipeline on pair Docs, keeping their turns and word indices."""
     scores = run_command(evaluate, model, data, batch_size, gpu_id, highlight_scale)
     print_scores(scores)
+    for line in paper_lines(scores):
+        msg.info(line)
     write_json(output, scores, "Saved scores to")

@@ -9,11 +9,14 @@ whitespace tokens, so highlight indices never shift).
 Modes:
 
 ``majority``
-    One Doc per pair with the paper's gold (as its code computes it): the pair
-    is a paraphrase iff at least half of its annotators said so (ties count as
-    paraphrase); a word is highlighted iff at least half of the annotators
-    *who found a paraphrase* highlighted it. Word targets of a pair whose gold
-    label is "not paraphrase" are all 0.
+    One Doc per pair: the pair is a paraphrase iff at least half of its
+    annotators said so (ties count as paraphrase; the paper's pair gold); a
+    word is highlighted iff the pair is one and at least half of the
+    annotators *who found a paraphrase* highlighted it. Word targets of a pair
+    whose gold label is "not paraphrase" are all 0: this project's choice. The
+    paper's evaluation keeps the words of such a pair (the scorer's
+    ``paper_gold`` rebuilds them from ``votes`` and ``highlight_counts``,
+    which every Doc keeps; docs/paper-model.md).
 ``all``
     One Doc per annotation (the paper's ALL model): the annotator's label and
     highlights (all 0 when that annotator found no paraphrase).
@@ -26,9 +29,10 @@ Every Doc keeps, in ``doc.spans["turns"].attrs``: ``id`` (the QID); and in
 ``doc.spans["paraphrase"].attrs``: ``token_targets`` (the training target per
 token), ``votes`` (``[paraphrase votes, annotators]``), ``highlight_counts``
 (per token, how many annotators highlighted it), plus ``annotator`` in ``all``
-mode. ``doc.spans["paraphrase"]`` holds the gold highlight as spans
-(``SOURCE`` / ``PARAPHRASE``): the paper's majority gold in ``majority`` and
-``soft`` modes, the annotator's highlight in ``all`` mode; ``doc.cats
+mode; ``votes`` and ``highlight_counts`` are those of the whole pair, on
+every pair, a paraphrase or not. ``doc.spans["paraphrase"]`` holds the gold
+highlight as spans (``SOURCE`` / ``PARAPHRASE``): the ``majority`` gold above
+in ``majority`` and ``soft`` modes, the annotator's highlight in ``all`` mode; ``doc.cats
 ["PARAPHRASE"]`` the pair target.
 """
 import ast

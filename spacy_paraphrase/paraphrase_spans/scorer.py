@@ -1,16 +1,25 @@
-"""The scorer of ``paraphrase_spans`` (``spacy_paraphrase.paraphrase_spans_scorer.v1``),
-scoring the way the ContextDeP paper does. It reads what the component writes
-(README.md, "What the component writes") with the component's ``Readout``.
-Keys, all prefixed with the component's name (``{name}_``):
+"""The scorer of ``paraphrase_spans`` (``spacy_paraphrase.paraphrase_spans_scorer.v1``).
+It reads what the component writes (README.md, "What the component writes")
+with the component's ``Readout``. Keys, all prefixed with the component's
+name (``{name}_``):
 
 - ``pair_p``, ``pair_r``, ``pair_f``, ``pair_acc``, ``pair_macro_f`` (mean F1
   of both classes): predicted paraphrase = ``doc.cats[cats_key] >= threshold``.
 - ``jaccard_first`` / ``jaccard_second``: per turn, the mean word-level
-  intersection over union of the gold and the predicted highlight
-  (``Readout.span_flags`` on the stored ``token_probs``, whether or not
-  the pair passed ``threshold``), over the pairs where both are non-empty
-  (``..._n``: how many); ``..._p50``: the paper's exact variant, highlight
-  threshold 0.5 on the absolute scale, every run a span.
+  intersection over union of the gold (``reference_gold``) and the predicted
+  highlight (``Readout.span_flags`` on the stored ``token_probs``, whether or
+  not the pair passed ``threshold``), over the pairs where both are non-empty
+  (``..._n``: how many); ``..._abs50``: the same with the highlight rule fixed
+  at 0.5 on the absolute scale, every run a span (this project's gold, so not
+  the paper's Jaccard: that is ``paper_jaccard_*``).
+- ``paper_*``, the metrics of the ContextDeP paper exactly as its authors'
+  code computes them (``paper_scores``; docs/paper-model.md), when every
+  reference carries the annotator counts (``votes``, ``highlight_counts``),
+  else None: ``paper_pair_p`` / ``_r`` / ``_f`` / ``_acc`` / ``_macro_f``
+  (gold: ``k / n >= 0.5``; predicted: some word of both turns has probability
+  > 0.5), ``paper_jaccard_first`` / ``paper_jaccard_second`` (None when no
+  pair qualifies) and ``paper_jaccard_first_n`` / ``_second_n`` (how many
+  pairs each averages).
 - ``token_p``, ``token_r``, ``token_f``: over all tokens; a predicted token is
   one inside an output span (so only pairs that pass ``threshold`` count).
 - Soft metrics, when every reference span group carries the annotator counts
@@ -29,11 +38,14 @@ Keys, all prefixed with the component's name (``{name}_``):
   output spans in the turns that have any, and ``one_word_spans``, the share
   of output spans one word long (a word: not whitespace, not punctuation).
 
-Gold (``reference_gold``): with annotator counts, the paper's rule (a
-paraphrase iff ``2 * paraphrase_votes >= annotators``; a word iff the pair is
-one and ``2 * count >= paraphrase_votes``); otherwise
-``reference.cats[cats_key] >= 0.5`` (without it: both turns have gold tokens)
-and the tokens with target >= 0.5 (``reference_token_targets``).
+This project's gold (``reference_gold``, every key but ``paper_*``): with
+annotator counts, a pair is a paraphrase iff ``2 * paraphrase_votes >=
+annotators`` (the paper's pair rule) and a word is gold iff the pair is one and
+``2 * count >= paraphrase_votes``: the words of a pair that is not a majority
+paraphrase are never gold (the paper's Jaccard keeps them: ``paper_gold``);
+without counts, ``reference.cats[cats_key] >= 0.5`` (without it: both turns
+have gold tokens) and the tokens with target >= 0.5
+(``reference_token_targets``).
 """
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -98,6 +110,64 @@ def reference_gold(doc: Doc, spans_key: str, cats_key: str) -> Tuple[bool, numpy
     return bool(pair), words
 
 
+# The ContextDeP authors' evaluation (github.com/nlpsoc/Paraphrases-in-News-Interviews,
+# src/eval_token_classifier.py, ``PRED_THRESH = 0.50``): every cut-off is 0.5.
+PAPER_THRESHOLD = 0.5
+PAPER_KEYS = tuple(f"paper_pair_{k}" for k in ("p", "r", "f", "acc", "macro_f")) + tuple(
+    f"paper_jaccard_{t}{n}" for t in ("first", "second") for n in ("", "_n"))
+
+
+def paper_gold(doc: Doc, spans_key: str) -> Optional[Tuple[bool, numpy.ndarray]]:
+    """The authors' evaluation gold of a reference pair Doc, from its annotator
+    counts (``attrs["votes"] = [k, n]``, ``attrs["highlight_counts"]``); None
+    without them. The pair is a paraphrase iff ``k / n >= 0.5``
+    (``eval_token_classifier.main``'s ``human_binary``); a word is gold iff
+    ``count / max(k, 1) >= 0.5`` (``annotation_data.extract_txts_to_compare``'s
+    weight, thresholded by ``main``) on *every* pair, a majority paraphrase or
+    not: a pair without a paraphrase vote has no gold word. Unlike
+    ``reference_gold``, nothing is zeroed on pairs that are not majority
+    paraphrases."""
+    group = doc.spans.get(spans_key)
+    if group is None or "votes" not in group.attrs or "highlight_counts" not in group.attrs:
+        return None
+    k, n = (int(v) for v in group.attrs["votes"])
+    counts = numpy.asarray(group.attrs["highlight_counts"], dtype="float64")
+    if counts.shape != (len(doc),):
+        raise ValueError(f"attrs['highlight_counts'] has {counts.size} values for a Doc of {len(doc)} tokens.")
+    pair = n > 0 and k / n >= PAPER_THRESHOLD
+    return bool(pair), counts / max(k, 1) >= PAPER_THRESHOLD
+
+
+def paper_prediction(doc: Doc, probs: numpy.ndarray) -> Tuple[bool, numpy.ndarray]:
+    """The authors' reading of a pair's word probabilities: the pair is a
+    paraphrase iff some word of *both* turns has probability > 0.5
+    (``TokenClassifier.inference``'s ``prob > pred_thresh``, then ``model_binary``
+    in ``eval_token_classifier.get_tokenclassification_predictions``); the
+    highlighted words are those with probability >= 0.5 (``model_highlights_*``
+    there), on every pair, whatever its decision. A token without a
+    probability (NaN) is never either; only the turns' tokens decide."""
+    p = numpy.nan_to_num(numpy.asarray(probs, dtype="float64"), nan=-1.0)
+    pair = all(bool((p[t.start : t.end] > PAPER_THRESHOLD).any()) for t in get_turns(doc))
+    words = numpy.zeros((len(doc),), dtype=bool)
+    for t in get_turns(doc):
+        words[t.start : t.end] = p[t.start : t.end] >= PAPER_THRESHOLD
+    return pair, words
+
+
+def paper_scores(
+    gold_pairs: List[bool], pred_pairs: List[bool], jaccards: Dict[str, List[float]], prefix: str
+) -> Dict[str, Optional[float]]:
+    """``{prefix}_paper_*`` from the authors' gold and predictions per pair and,
+    per turn, the Jaccards of the pairs where both word sets are non-empty
+    (``evaluate_icl_responses.jaccard_overlap_from_labels``); a turn without
+    such a pair: None, as ``stats.jaccard_overlap_for_highlights`` returns."""
+    out: Dict[str, Optional[float]] = dict(pair_classification_scores(gold_pairs, pred_pairs, f"{prefix}_paper"))
+    for turn, values in jaccards.items():
+        out[f"{prefix}_paper_jaccard_{turn}"] = float(numpy.mean(values)) if values else None
+        out[f"{prefix}_paper_jaccard_{turn}_n"] = len(values)
+    return out
+
+
 def span_word_counts(doc: Doc, spans_key: str) -> List[Tuple[str, int]]:
     """(label, number of words) of every output span of a processed Doc; a
     word is a token that is neither whitespace nor punctuation."""
@@ -149,11 +219,16 @@ def score_paraphrase_spans(  # noqa: C901
     The settings are those of the component's ``Readout`` (its cfg keys;
     other keyword arguments are ignored)."""
     readout = Readout.from_cfg({**kwargs, "spans_key": spans_key, "cats_key": cats_key})
-    # the paper's exact Jaccard variant: highlight threshold 0.5, absolute, every run a span
-    paper = readout.replace(highlight_threshold=0.5, highlight_scale="absolute", **PLAIN_DECODING)
+    # this project's gold under a fixed rule: highlight threshold 0.5, absolute, every run a span
+    abs50 = readout.replace(highlight_threshold=0.5, highlight_scale="absolute", **PLAIN_DECODING)
     gold_pairs: List[bool] = []
     pred_pairs: List[bool] = []
-    jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_p50", "second_p50")}
+    jacc: Dict[str, List[float]] = {k: [] for k in ("first", "second", "first_abs50", "second_abs50")}
+    # the paper's metrics (paper_gold, paper_prediction), while every reference has counts
+    paper_ok = True
+    paper_gold_pairs: List[bool] = []
+    paper_pred_pairs: List[bool] = []
+    paper_jacc: Dict[str, List[float]] = {"first": [], "second": []}
     tok_tp = tok_fp = tok_fn = 0.0
     pair_scores: List[float] = []
     shares: List[float] = []
@@ -190,7 +265,18 @@ def score_paraphrase_spans(  # noqa: C901
             pred_shares.append(float(pred_doc.spans[spans_key].attrs.get("vote_share", score)))
         else:
             all_soft = False
-        for suffix, rule in (("", readout), ("_p50", paper)):
+        gold = paper_gold(ref_doc, spans_key) if paper_ok else None
+        if gold is None:
+            paper_ok = False
+        else:
+            pred_pair, pred_words = paper_prediction(pred_doc, probs)
+            paper_gold_pairs.append(gold[0])
+            paper_pred_pairs.append(pred_pair)
+            for t, turn_span in zip(("first", "second"), get_turns(pred_doc)):
+                j = jaccard(gold[1][turn_span.start : turn_span.end], pred_words[turn_span.start : turn_span.end])
+                if j is not None:
+                    paper_jacc[t].append(j)
+        for suffix, rule in (("", readout), ("_abs50", abs50)):
             hl = rule.span_flags(pred_doc, probs)
             for t, turn_span in zip(("first", "second"), get_turns(pred_doc)):
                 j = jaccard(gold_words[turn_span.start : turn_span.end], hl[turn_span.start : turn_span.end])
@@ -206,8 +292,12 @@ def score_paraphrase_spans(  # noqa: C901
     scores = pair_classification_scores(gold_pairs, pred_pairs, name)
     for key, values in jacc.items():
         scores[f"{name}_jaccard_{key}"] = float(numpy.mean(values)) if values else 0.0
-        if not key.endswith("_p50"):
+        if not key.endswith("_abs50"):
             scores[f"{name}_jaccard_{key}_n"] = len(values)
+    if paper_ok:
+        scores.update(paper_scores(paper_gold_pairs, paper_pred_pairs, paper_jacc, name))
+    else:
+        scores.update({f"{name}_{key}": None for key in PAPER_KEYS})
     if not all_soft:
         shares, soft_p, soft_s, votes, pred_shares = [], [], [], [], []
     scores.update(soft_scores(pair_scores, gold_pairs, shares, soft_p, soft_s, name))

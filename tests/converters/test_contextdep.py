@@ -49,6 +49,23 @@ def test_majority_mode_follows_the_paper(tsv, nlp):
     assert d2.spans["paraphrase"].attrs["highlight_counts"] == [1, 1, 0, 0, 1, 1]
 
 
+
+@pytest.mark.parametrize("mode", ["majority", "soft", "all"])
+def test_paper_gold_of_a_pair_that_is_not_a_majority_paraphrase(tsv, nlp, mode):
+    """The votes and counts stay on every Doc, so the scorer's paper_gold has
+    the words of Q2 (1 of 3 says paraphrase; its voter's words: 1 of 1 >= 0.5),
+    while the majority training targets stay 0."""
+    from spacy_paraphrase.paraphrase_spans.scorer import paper_gold, reference_gold
+
+    docs, _ = convert_contextdep(tsv, nlp.vocab, mode=mode)
+    q2 = [d for d in docs if d.spans["turns"].attrs["id"] == "Q2"][0]
+    pair, words = paper_gold(q2, "paraphrase")
+    assert pair is False
+    assert [t.text for t, w in zip(q2, words) if w] == ["Not", "good.", "don't", "want."]
+    if mode == "majority":
+        assert not reference_gold(q2, "paraphrase", "PARAPHRASE")[1].any()
+        assert sum(q2.spans["paraphrase"].attrs["token_targets"]) == 0
+
 def test_soft_mode_divides_by_all_annotators(tsv, nlp):
     docs, _ = convert_contextdep(tsv, nlp.vocab, mode="soft")
     d1, d2 = docs

@@ -53,13 +53,13 @@ def test_hand_computed_scores(nlp):
     assert s["pp_token_r"] == pytest.approx(2 / 5)
 
 
-def test_highlight_threshold_moves_jaccard_but_p50_is_fixed(nlp):
+def test_highlight_threshold_moves_jaccard_but_abs50_is_fixed(nlp):
     egs = [_pair(nlp, [0.45, 0.9, 0.1, 0.1, 0.9, 0.45, 0.1, 0.1], [1, 1, 0, 0, 1, 1, 0, 0], 1)]
     at50 = score_paraphrase_spans(egs, name="x", highlight_threshold=0.5)
     at40 = score_paraphrase_spans(egs, name="x", highlight_threshold=0.4)
     assert at50["x_jaccard_first"] == pytest.approx(0.5)
     assert at40["x_jaccard_first"] == pytest.approx(1.0)
-    assert at40["x_jaccard_first_p50"] == pytest.approx(0.5)
+    assert at40["x_jaccard_first_abs50"] == pytest.approx(0.5)
 
 
 def test_highlight_scale_turn_max_in_the_scorer(nlp):
@@ -71,8 +71,8 @@ def test_highlight_scale_turn_max_in_the_scorer(nlp):
     assert absolute["x_jaccard_first_n"] == 0  # nothing reaches 0.5: no Jaccard
     assert relative["x_jaccard_first"] == pytest.approx(1.0)
     assert relative["x_jaccard_second"] == pytest.approx(1.0)
-    # the paper's fixed variant and the pair decision do not depend on the scale
-    assert relative["x_jaccard_first_p50"] == absolute["x_jaccard_first_p50"]
+    # the fixed absolute-0.5 variant and the pair decision do not depend on the scale
+    assert relative["x_jaccard_first_abs50"] == absolute["x_jaccard_first_abs50"]
     assert relative["x_pair_acc"] == absolute["x_pair_acc"]
 
 
