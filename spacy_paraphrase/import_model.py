@@ -55,15 +55,49 @@ AUTHORS_PROTOCOL = {
     "threshold": ABOVE_HALF,
     "highlight_threshold": ABOVE_HALF,
 }
-# What the hub's model cards say about use, for the checkpoints this project knows.
+# The ContextDeP paper, to cite with its checkpoints.
+CONTEXTDEP_CITATION = (
+    "Anna Wegmann, Tijs van den Broek and Dong Nguyen. 2024. What's Mine becomes Yours: Defining, "
+    "Annotating and Detecting Context-Dependent Paraphrases in News Interview Dialogs. In Proceedings "
+    "of EMNLP 2024.")
+# What the authors say of the checkpoints this project knows, beside the licence
+# their model cards carry (read from the card at import: ``card_licence``).
 KNOWN_TERMS = {
     "AnnaWegmann/Highlight-Paraphrases-in-Dialog": (
-        "research use (the ContextDeP authors' terms; see the model card). Trained on the "
-        "aggregated labels; the paper's DeBERTa-v3-large row, seed 202: test F1 0.76, P 0.72, R 0.84"),
+        "the authors make data and models available for research purposes; ContextDeP's "
+        "interviews come from MediaSum, whose terms apply to them. Trained on the aggregated labels; "
+        "the paper's DeBERTa-v3-large row, seed 202: test F1 0.76, P 0.72, R 0.84"),
     "AnnaWegmann/Highlight-Paraphrases-in-Dialog-ALL": (
-        "research use (the ContextDeP authors' terms; see the model card). Trained on all "
-        "annotations; seed 201: test F1 0.72, P 0.84, R 0.63"),
+        "the authors make data and models available for research purposes; ContextDeP's "
+        "interviews come from MediaSum, whose terms apply to them. Trained on all annotations; "
+        "seed 201: test F1 0.72, P 0.84, R 0.63"),
 }
+NO_LICENCE = "none stated: the checkpoint's model card (README.md) gives no licence; ask its authors"
+
+
+def card_licence(folder: Path) -> Optional[str]:
+    """The ``license:`` of a checkpoint's model card (the YAML front matter of
+    its ``README.md``, as the hub shows it), as written; None when there is
+    no card, no front matter or no licence in it."""
+    import srsly
+
+    card = Path(folder) / "README.md"
+    if not card.is_file():
+        return None
+    text = card.read_text(encoding="utf-8-sig", errors="replace").replace("\r\n", "\n")
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---", 3)
+    if end < 0:
+        return None
+    try:
+        front = srsly.yaml_loads(text[4:end])
+    except Exception:  # a card whose front matter is no YAML: no licence read from it
+        return None
+    licence = front.get("license") if isinstance(front, dict) else None
+    if isinstance(licence, (list, tuple)):
+        licence = ", ".join(str(x) for x in licence if x)
+    return str(licence).strip() or None if licence else None
 
 
 class ImportModelError(ValueError):
@@ -289,14 +323,15 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     nlp.config["components"]["transformer"]["model"]["name"] = checkpoint.name
     transformer.attrs["backbone"] = {
         "name": checkpoint.name, "source": checkpoint.source, "sha256": checkpoint.sha256,
-        "licence": imported["terms"], "packages": None}
+        "licence": imported["licence"] or NO_LICENCE, "packages": None}
     meta = nlp.meta
     meta["name"] = name or default_name(checkpoint.name)
     meta["version"] = "1.0.0"
     meta["description"] = (f"{checkpoint.name} ({checkpoint.architecture}) imported as a paraphrase_spans "
                            "pipeline with the ContextDeP authors' inference (docs/paper-model.md).")
-    meta["license"] = imported["terms"]
-    meta["sources"] = [{"name": checkpoint.name, "url": imported["url"], "license": imported["terms"]}]
+    meta["license"] = imported["licence"] or NO_LICENCE
+    meta["sources"] = [{"name": checkpoint.name, "url": imported["url"], "license": meta["license"],
+                        "terms": imported["terms"], **({"cite": imported["cite"]} if imported["cite"] else {})}]
     meta.setdefault(META_KEY, {})["imported"] = imported
     meta[META_KEY]["backbone"] = dict(transformer.attrs["backbone"])
 
@@ -346,7 +381,10 @@ def imported_record(checkpoint: Checkpoint, tokenizer, long_pairs: str) -> Dict:
         "architecture": checkpoint.architecture,
         "model_type": checkpoint.model_type,
         "url": f"https://huggingface.co/{checkpoint.name}" if hub else "",
-        "terms": KNOWN_TERMS.get(checkpoint.name, "as the checkpoint's own licence / model card says"),
+        "licence": card_licence(checkpoint.folder),
+        "licence_from": "the model card's front matter (README.md, license:)",
+        "terms": KNOWN_TERMS.get(checkpoint.name, "none stated beyond the licence"),
+        "cite": CONTEXTDEP_CITATION if checkpoint.name in KNOWN_TERMS else None,
         "protocol": dict(AUTHORS_PROTOCOL, long_pairs=long_pairs),
         # The authors' input is one sequence with the word "[SEP]" between the
         # turns; it is the same as the text pair this pipeline encodes only when

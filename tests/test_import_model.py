@@ -254,6 +254,27 @@ def test_meta_names_the_source_and_the_protocol(imported):
     assert str(DATA_DIR) not in (out / "meta.json").read_text()
 
 
+CARD = "---\nlanguage: en\nlicense: cc-by-4.0\ntags:\n- token-classification\n---\n# A model card\n"
+
+
+def test_the_licence_comes_from_the_model_card(tmp_path):
+    """meta.json's ``license`` (what ``spacy package`` puts in the wheel) is the
+    card's front-matter ``license:``; a checkpoint with no card says it has none."""
+    from spacy_paraphrase.import_model import NO_LICENCE
+
+    with_card = make_token_classifier(tmp_path / "with_card", "bert")
+    (with_card / "README.md").write_text(CARD, encoding="utf-8")
+    import_model(str(with_card), tmp_path / "a")
+    meta = json.loads((tmp_path / "a" / "meta.json").read_text())
+    assert meta["license"] == "cc-by-4.0" == meta["sources"][0]["license"]
+    assert meta["spacy_paraphrase"]["imported"]["licence"] == "cc-by-4.0"
+    assert meta["spacy_paraphrase"]["backbone"]["licence"] == "cc-by-4.0"
+    without = make_token_classifier(tmp_path / "without", "bert")
+    import_model(str(without), tmp_path / "b")
+    meta = json.loads((tmp_path / "b" / "meta.json").read_text())
+    assert meta["license"] == NO_LICENCE and meta["spacy_paraphrase"]["imported"]["licence"] is None
+
+
 def test_the_head_is_the_checkpoints_two_label_classifier(imported):
     from transformers import AutoModelForTokenClassification
 
@@ -437,6 +458,8 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
         pytest.skip(f"the DeBERTa-v3-style tokenizer is not at {DEBERTA_TOKENIZER}")
     aggregated = make_token_classifier(tmp_path / "ckpt_aggregated", "deberta", seed=1)
     all_annotations = make_token_classifier(tmp_path / "ckpt_all", "deberta", seed=2)
+    for checkpoint in (aggregated, all_annotations):  # the hub checkpoints' cards carry their licence
+        (checkpoint / "README.md").write_text(CARD, encoding="utf-8")
     project = tmp_path / "project"
     project.mkdir()
     shutil.copy(ROOT / "project.yml", project / "project.yml")
@@ -463,8 +486,16 @@ def test_paper_model_workflow_then_its_wheel_annotates_in_a_fresh_venv(tmp_path)
                 assert f"paraphrase_spans_{key}" in scores, (variant, split, key)
     meta = srsly.read_json(project / "training" / "paper_model" / "aggregated" / "meta.json")
     assert meta["spacy_paraphrase"]["imported"]["protocol"]["pooling"] == "first"
+    assert meta["license"] == "cc-by-4.0"
     wheels = list((project / "packages").glob("**/*.whl"))
     assert len(wheels) == 1
+    import zipfile
+
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        metadata = next(name for name in wheel.namelist() if name.endswith(".dist-info/METADATA"))
+        assert "License: cc-by-4.0" in wheel.read(metadata).decode("utf-8")
+        # the weights travel as safetensors beside a weightless model file
+        assert any(name.endswith("transformer/model.safetensors") for name in wheel.namelist())
     shutil.rmtree(aggregated)
     shutil.rmtree(all_annotations)
 

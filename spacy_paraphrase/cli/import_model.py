@@ -47,7 +47,9 @@ def import_model_cli(
     imported = done["imported"]
     where = f"revision {imported['revision']}" if imported["revision"] else f"weights sha256 {imported['sha256'][:12]}"
     msg.good(f"Wrote {output_dir} ('{done['name']}') from {imported['source']} ({imported['architecture']}, {where})")
-    msg.text(f"Terms: {imported['terms']}")
+    msg.text(f"Licence: {imported['licence'] or 'none stated on the model card'}; terms: {imported['terms']}")
+    if imported.get("cite"):
+        msg.text(f"Cite: {imported['cite']}")
     if not imported["sep_word_is_separator"]:
         msg.warn("'[SEP]' is not this tokenizer's separator: the pipeline encodes the turns as a text pair, "
                  "which differs from a one-sequence '[SEP]'-word input (docs/paper-model.md).")
