@@ -30,6 +30,7 @@ Nothing is written unless the whole import succeeds: the checks come first,
 then the pipeline is built in a staging folder beside OUTPUT_DIR, loaded back
 and run on one pair, and only then moved into place (``saving.staged_swap``).
 """
+import errno
 import gc
 import json
 from dataclasses import dataclass
@@ -115,45 +116,125 @@ class Checkpoint:
     sha256: Optional[str]  # of the weights file
     architecture: str
     model_type: str
+    positive: int = 1  # the label index meaning "part of a paraphrase"
+    positive_label: str = "LABEL_1"
 
 
-def find_checkpoint(source: str, revision: Optional[str] = None) -> Checkpoint:
+def find_checkpoint(source: str, revision: Optional[str] = None, positive_label: Optional[str] = None) -> Checkpoint:
     """The folder of ``source``: a local folder saved by ``save_pretrained``,
     else the hub name in the Hugging Face cache, else downloaded from the hub.
     ImportModelError when none of these has it."""
     path = Path(source).expanduser()
     if path.is_dir():
-        return _describe(source, path, "local", None)
+        return _describe(source, path, "local", None, positive_label)
     if path.exists():
         raise ImportModelError(f"{source} is a file, not a folder saved by save_pretrained.")
     cached = hub_cached_folder(source) if revision is None else None
-    if cached is not None:
-        return _describe(source, cached, "hub", cached.name)
+    if cached is not None and has_tokenizer_files(cached):
+        return _describe(source, cached, "hub", cached.name, positive_label)
+    if cached is not None and hub_offline():
+        raise ImportModelError(
+            f"'{source}' is in the Hugging Face cache without its tokenizer files ({', '.join(TOKENIZER_FILES[:3])}, "
+            "...) and the hub is off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE): import once with the hub on, which "
+            "fetches only the missing files.")
+    # Not cached, or cached without its tokenizer (the model alone was loaded
+    # before): the download fetches what is missing and reuses the rest.
     folder = _download(source, revision)
-    return _describe(source, folder, "hub", folder.name)
+    return _describe(source, folder, "hub", folder.name, positive_label)
+
+
+ALLOW_PATTERNS = ["*.json", "*.safetensors", "*.bin", "*.model", "*.txt", "*.md"]
+# Files a checkpoint's tokenizer is loaded from (one of them is enough with tokenizer_config.json).
+TOKENIZER_FILES = ("tokenizer.json", "spm.model", "vocab.txt", "vocab.json", "sentencepiece.bpe.model")
 
 
 def _download(name: str, revision: Optional[str]) -> Path:
+    """``snapshot_download`` of the checkpoint's files into the Hugging Face
+    cache (files already there are not fetched again). ImportModelError,
+    one line saying which failure: no such repository (or private), gated,
+    no such revision, the network, or the disk (with the bytes needed)."""
     how = (f"download it where the hub is reachable (`huggingface-cli download {name} --local-dir DIR`, or "
            f"`save_pretrained(DIR)` of the model and its tokenizer) and give DIR instead of the name")
     if hub_offline():
         raise ImportModelError(
             f"Cannot fetch '{name}': the Hugging Face hub is off (HF_HUB_OFFLINE / TRANSFORMERS_OFFLINE) "
             f"and it is not in the local cache; {how}.")
-    try:
-        from huggingface_hub import snapshot_download
+    import huggingface_hub
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
-        folder = snapshot_download(
-            name, revision=revision, etag_timeout=10,
-            allow_patterns=["*.json", "*.safetensors", "*.bin", "*.model", "*.txt", "*.md"])
-    except Exception as err:  # offline, unknown name, gated, bad revision: all one line
+    check_disk_space(name, revision)
+    try:
+        folder = huggingface_hub.snapshot_download(name, revision=revision, etag_timeout=10, allow_patterns=ALLOW_PATTERNS)
+    except GatedRepoError:
         raise ImportModelError(
-            f"Cannot fetch '{name}': the Hugging Face hub is not reachable or does not serve it "
-            f"({type(err).__name__}); {how}.") from None
+            f"Cannot fetch '{name}': it is a gated repository; accept its terms on its hub page and log in "
+            "(`huggingface-cli login`, or HF_TOKEN), then import again.") from None
+    except RepositoryNotFoundError:
+        raise ImportModelError(
+            f"Cannot fetch '{name}': the hub has no such repository, or it is private (then log in with "
+            "`huggingface-cli login` or set HF_TOKEN); check the name.") from None
+    except RevisionNotFoundError:
+        raise ImportModelError(f"Cannot fetch '{name}': it has no revision {revision!r}.") from None
+    except OSError as err:
+        if getattr(err, "errno", None) == errno.ENOSPC:
+            raise ImportModelError(f"Cannot fetch '{name}': the disk is full ({_space_needed(name, revision)}); "
+                                   "free space, or set HF_HOME to a disk with room.") from None
+        raise ImportModelError(
+            f"Cannot fetch '{name}': the Hugging Face hub is not reachable ({type(err).__name__}); {how}.") from None
+    except Exception as err:  # anything else the hub client raises: one line
+        raise ImportModelError(f"Cannot fetch '{name}' from the Hugging Face hub ({type(err).__name__}); {how}.") from None
     return Path(folder)
 
 
-def _describe(name: str, folder: Path, source: str, revision: Optional[str]) -> Checkpoint:
+def _remote_size(name: str, revision: Optional[str]) -> Optional[int]:
+    """The bytes of the files ``_download`` fetches, from the hub's file list; None when unknown."""
+    import fnmatch
+
+    try:
+        import huggingface_hub
+
+        info = huggingface_hub.HfApi().model_info(name, revision=revision, files_metadata=True, timeout=10)
+    except Exception:  # the download itself then says what is wrong
+        return None
+    sizes = [sib.size or 0 for sib in info.siblings or []
+             if any(fnmatch.fnmatch(sib.rfilename, pattern) for pattern in ALLOW_PATTERNS)]
+    return sum(sizes) if sizes else None
+
+
+def _cache_dir() -> Path:
+    from huggingface_hub.constants import HF_HUB_CACHE
+
+    path = Path(HF_HUB_CACHE)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def _space_needed(name: str, revision: Optional[str]) -> str:
+    import shutil
+
+    needed, free = _remote_size(name, revision), shutil.disk_usage(_cache_dir()).free
+    return (f"it needs {needed / 1e9:.2f} GB, {free / 1e9:.2f} GB are free in {_cache_dir()}" if needed
+            else f"{free / 1e9:.2f} GB are free in {_cache_dir()}")
+
+
+def check_disk_space(name: str, revision: Optional[str]) -> None:
+    """Refuse before downloading when the hub says the files need more room
+    than the cache's disk has (no half-downloaded checkpoint)."""
+    import shutil
+
+    needed = _remote_size(name, revision)
+    if needed is not None and needed > shutil.disk_usage(_cache_dir()).free:
+        raise ImportModelError(f"Cannot fetch '{name}': the disk is too small ({_space_needed(name, revision)}); "
+                               "free space, or set HF_HOME to a disk with room.")
+
+
+def has_tokenizer_files(folder: Path) -> bool:
+    return any((Path(folder) / f).is_file() for f in TOKENIZER_FILES)
+
+
+def _describe(name: str, folder: Path, source: str, revision: Optional[str],
+              positive_label: Optional[str] = None) -> Checkpoint:
     config_path = folder / "config.json"
     if not config_path.is_file():
         raise ImportModelError(f"{name} has no config.json: not a folder saved by save_pretrained.")
@@ -172,11 +253,41 @@ def _describe(name: str, folder: Path, source: str, revision: Optional[str]) -> 
         raise ImportModelError(
             f"{name} has {n_labels} labels; import-model takes a token classifier with exactly 2 "
             "(label 1 = part of a paraphrase).")
+    positive = positive_index(name, config, positive_label)
+    from .encoder.weights_file import WeightsFileError, checkpoint_index
+
+    try:
+        checkpoint_index(folder)  # headers only: a missing shard or a damaged file is said here
+    except WeightsFileError as err:
+        raise ImportModelError(f"{name}: {err}") from None
     sha256 = weights_sha256(folder)  # one pass over the weights file (1.7 GB for DeBERTa-v3-large)
     if sha256 is None:
-        raise ImportModelError(f"{name} has no weights file (model.safetensors or pytorch_model.bin).")
+        raise ImportModelError(f"{name} has no weights file (model.safetensors or pytorch_model.bin, or its shards).")
+    labels = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
     return Checkpoint(name, folder, source, revision, sha256, token_classifiers[0],
-                      str(config.get("model_type", "")))
+                      str(config.get("model_type", "")), positive, labels.get(positive, f"LABEL_{positive}"))
+
+
+def positive_index(name: str, config: Dict, positive_label: Optional[str] = None) -> int:
+    """Which of the two labels means "part of a paraphrase": ``positive_label``
+    when given; else label 1 when the labels are unnamed (``LABEL_0`` /
+    ``LABEL_1``, as the authors' checkpoints have them). Named labels without
+    ``positive_label``: ImportModelError asking to name it (``--positive-label``)."""
+    try:
+        labels = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
+    except (TypeError, ValueError, AttributeError):
+        raise ImportModelError(f"{name}: config.json's id2label is not a map of label ids to names.") from None
+    shown = ", ".join(f"{i}: {labels[i]!r}" for i in sorted(labels))
+    if positive_label is not None:
+        matches = [i for i, label in labels.items() if label == positive_label]
+        if not matches:
+            raise ImportModelError(f"{name} has no label {positive_label!r} (its labels: {shown or 'none named'}).")
+        return matches[0]
+    if not labels or set(labels.values()) == {"LABEL_0", "LABEL_1"}:
+        return next((i for i, label in labels.items() if label == "LABEL_1"), 1)
+    raise ImportModelError(
+        f"{name}'s labels are named ({shown}): say which one means 'part of a paraphrase' with "
+        "--positive-label NAME.")
 
 
 def load_classifier(checkpoint: Checkpoint):
@@ -217,6 +328,8 @@ def load_classifier(checkpoint: Checkpoint):
         if prefix and unused:
             raise WeightsFileError(f"the encoder does not use {len(unused)} of its weights ({unused[0]}, ...)")
         head = (read_tensor(weight).float().numpy(), read_tensor(bias).float().numpy())
+        if checkpoint.positive == 0:  # the pipeline reads label 1's softmax: put the positive label there
+            head = (head[0][::-1].copy(), head[1][::-1].copy())
     except WeightsFileError as err:
         raise ImportModelError(f"{checkpoint.name}: {err}") from None
     return tokenizer, encoder, head[0], head[1]
@@ -280,7 +393,8 @@ def pipeline_config(checkpoint: Checkpoint, lang: str, long_pairs: str):
 
 
 def import_model(source: str, output_dir: Path, *, revision: Optional[str] = None, lang: str = "en",
-                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False) -> Dict:
+                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False,
+                 positive_label: Optional[str] = None) -> Dict:
     """Import the token classifier ``source`` (module doc) into the new
     pipeline directory ``output_dir``. Returns what was written (the
     ``meta.json`` block ``spacy_paraphrase.imported`` and the pipeline's name).
@@ -298,7 +412,7 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     except ValueError as err:
         raise ImportModelError(str(err)) from None
     check_target(output_dir, source, force)
-    checkpoint = find_checkpoint(source, revision)
+    checkpoint = find_checkpoint(source, revision, positive_label)
     check_target(output_dir, str(checkpoint.folder), force)
     tokenizer, encoder, weight, bias = load_classifier(checkpoint)
     config = pipeline_config(checkpoint, lang, long_pairs)
@@ -386,6 +500,7 @@ def imported_record(checkpoint: Checkpoint, tokenizer, long_pairs: str) -> Dict:
         "terms": KNOWN_TERMS.get(checkpoint.name, "none stated beyond the licence"),
         "cite": CONTEXTDEP_CITATION if checkpoint.name in KNOWN_TERMS else None,
         "protocol": dict(AUTHORS_PROTOCOL, long_pairs=long_pairs),
+        "positive_label": checkpoint.positive_label,
         # The authors' input is one sequence with the word "[SEP]" between the
         # turns; it is the same as the text pair this pipeline encodes only when
         # "[SEP]" is the tokenizer's separator (BERT, DeBERTa; not RoBERTa).

@@ -330,11 +330,151 @@ def test_refuses_bad_sources_in_one_clear_error_writing_nothing(tmp_path, monkey
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     monkeypatch.setattr(huggingface_hub, "snapshot_download", unreachable)
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHub.with_sizes(None))  # no request leaves this machine
     result = runner.invoke(app, ["import-model", "AnnaWegmann/Highlight-Paraphrases-in-Dialog", str(tmp_path / "out")])
     flat = " ".join(result.output.split())
     assert result.exit_code == 1 and "not reachable" in flat and "--local-dir DIR" in flat, result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written, no staging left
 
+
+
+class FakeHub:
+    """``huggingface_hub.HfApi`` answering ``model_info`` with files of the given sizes (None: unreachable)."""
+    sizes = None
+
+    @classmethod
+    def with_sizes(cls, sizes):
+        return type("FakeHubApi", (cls,), {"sizes": sizes})
+
+    def model_info(self, name, **kwargs):
+        from types import SimpleNamespace
+
+        if self.sizes is None:
+            raise OSError("no network in the tests")
+        return SimpleNamespace(siblings=[SimpleNamespace(rfilename=f, size=n) for f, n in self.sizes.items()])
+
+
+def test_each_download_failure_says_which_writing_nothing(tmp_path, monkeypatch):
+    """Not found or private, gated, no such revision, the network, a full
+    disk (with the bytes needed, before any download when the hub lists the
+    sizes): one line each, nothing written."""
+    import shutil
+    import huggingface_hub
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHub.with_sizes(None))
+    response = type("Response", (), {"headers": {}, "status_code": 404, "request": None, "url": "x"})()
+
+    def raising(err):
+        def download(*args, **kwargs):
+            raise err
+        return download
+
+    full = OSError(28, "No space left on device")
+    cases = [
+        (RepositoryNotFoundError("404", response=response), "no such repository, or it is private"),
+        (GatedRepoError("403", response=response), "gated repository"),
+        (RevisionNotFoundError("404", response=response), "has no revision"),
+        (ConnectionError("down"), "not reachable"),
+        (full, "the disk is full"),
+    ]
+    for err, message in cases:
+        monkeypatch.setattr(huggingface_hub, "snapshot_download", raising(err))
+        result = runner.invoke(app, ["import-model", "someone/model", str(tmp_path / "out")])
+        flat = " ".join(result.output.split())
+        assert result.exit_code == 1 and message in flat and "Traceback" not in result.output, (message, result.output)
+        assert len(result.output.strip().splitlines()) <= 3
+    free = shutil.disk_usage(tmp_path).free
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHub.with_sizes({"model.safetensors": free * 4, "README.md": 10}))
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", raising(AssertionError("must not download")))
+    result = runner.invoke(app, ["import-model", "someone/model", str(tmp_path / "out")])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 1 and "the disk is too small" in flat and "it needs" in flat, result.output
+    assert not (tmp_path / "out").exists() and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_cached_checkpoint_without_its_tokenizer_completes_itself(tmp_path, monkeypatch):
+    """The cache holds the weights but no tokenizer files (the model alone was
+    loaded before): the import fetches the rest (snapshot_download), and says
+    so in one line when the hub is off."""
+    import shutil
+    import huggingface_hub
+    import spacy_paraphrase.import_model as importer
+
+    complete = make_token_classifier(tmp_path / "complete", "bert")
+    cached = tmp_path / "cache"
+    cached.mkdir()
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(complete / name, cached / name)
+    monkeypatch.setattr(importer, "hub_cached_folder", lambda name: cached)
+    calls = []
+
+    def download(name, **kwargs):
+        calls.append(name)
+        for f in complete.iterdir():
+            if not (cached / f.name).exists():
+                shutil.copy(f, cached / f.name)
+        return str(cached)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", download)
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHub.with_sizes(None))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = runner.invoke(app, ["import-model", "someone/model", str(tmp_path / "offline")])
+    assert result.exit_code == 1 and "without its tokenizer files" in " ".join(result.output.split()), result.output
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+    result = runner.invoke(app, ["import-model", "someone/model", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert calls == ["someone/model"] and (cached / "tokenizer.json").is_file()
+
+
+def test_the_positive_label_is_checked_and_can_be_named(tmp_path):
+    """The authors' unnamed labels: LABEL_1. Named labels: one line asking for
+    --positive-label; naming label 0 gives the probabilities of that label."""
+    checkpoint = make_token_classifier(tmp_path / "named", "bert")
+    config = json.loads((checkpoint / "config.json").read_text())
+    config["id2label"], config["label2id"] = {"0": "PARA", "1": "O"}, {"PARA": 0, "O": 1}
+    (checkpoint / "config.json").write_text(json.dumps(config))
+    result = runner.invoke(app, ["import-model", str(checkpoint), str(tmp_path / "refused")])
+    flat = " ".join(result.output.split())
+    assert result.exit_code == 1 and "--positive-label" in flat and "'PARA'" in flat, result.output
+    assert not (tmp_path / "refused").exists()
+    result = runner.invoke(app, ["import-model", str(checkpoint), str(tmp_path / "x"), "--positive-label", "NOPE"])
+    assert result.exit_code == 1 and "has no label 'NOPE'" in " ".join(result.output.split())
+    result = runner.invoke(app, ["import-model", str(checkpoint), str(tmp_path / "out"), "--positive-label", "PARA"])
+    assert result.exit_code == 0, result.output
+    authors = AuthorsInference(checkpoint)
+    nlp = spacy.load(tmp_path / "out")
+    assert json.loads((tmp_path / "out" / "meta.json").read_text())["spacy_paraphrase"]["imported"]["positive_label"] == "PARA"
+    first, second = FALLBACK_PAIRS[0]
+    ref_a, ref_b, _ = authors(first, second)  # label 1's probabilities = 1 - label 0's
+    _, [p] = pipeline_probs(nlp, [(first, second)])
+    assert numpy.abs(p - (1.0 - numpy.concatenate([ref_a, ref_b]))).max() <= 1e-5
+
+
+def test_a_sharded_checkpoint_imports_the_same(tmp_path):
+    """Weights saved in shards (model.safetensors.index.json, as save_pretrained
+    writes a large model) import to the same pipeline as the single file."""
+    from transformers import AutoModelForTokenClassification
+
+    single = make_token_classifier(tmp_path / "single", "bert")
+    sharded = tmp_path / "sharded"
+    AutoModelForTokenClassification.from_pretrained(str(single)).save_pretrained(str(sharded), max_shard_size="100KB")
+    for f in single.iterdir():
+        if not f.name.startswith("model") and f.name != "config.json":
+            (sharded / f.name).write_bytes(f.read_bytes())
+    assert (sharded / "model.safetensors.index.json").is_file() and not (sharded / "model.safetensors").exists()
+    import_model(str(single), tmp_path / "a")
+    import_model(str(sharded), tmp_path / "b")
+    pairs = FALLBACK_PAIRS[:4]
+    _, pa = pipeline_probs(spacy.load(tmp_path / "a"), pairs)
+    _, pb = pipeline_probs(spacy.load(tmp_path / "b"), pairs)
+    assert all(numpy.array_equal(x, y, equal_nan=True) for x, y in zip(pa, pb))
+    (sharded / sorted(sharded.glob("model-*.safetensors"))[0].name).unlink()
+    result = runner.invoke(app, ["import-model", str(sharded), str(tmp_path / "c")])
+    assert result.exit_code == 1 and "missing" in " ".join(result.output.split()), result.output
 
 
 def test_training_an_imported_pipeline_moves_its_two_label_head_downhill(imported):

@@ -14,12 +14,13 @@ from ._util import CommandError, app, run_command
 
 
 def import_model(source: str, output_dir: Path, revision: Optional[str] = None, lang: str = "en",
-                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False) -> Dict:
+                 long_pairs: str = "truncate", name: Optional[str] = None, force: bool = False,
+                 positive_label: Optional[str] = None) -> Dict:
     """``import_model.import_model``: what was written; CommandError (one
     line, nothing written) when the source or the target is refused."""
     try:
         return import_checkpoint(source, output_dir, revision=revision, lang=lang, long_pairs=long_pairs, name=name,
-                                 force=force)
+                                 force=force, positive_label=positive_label)
     except (ImportModelError, OSError) as err:
         raise CommandError(str(err).replace("\n", " ")) from None
 
@@ -39,11 +40,14 @@ def import_model_cli(
         "--name", help="meta.json name of the pipeline (default: from the source)")] = None,
     force: Annotated[bool, typer.Option(
         "--force", help="Replace OUTPUT_DIR when it is a pipeline directory (once the new one loads)")] = False,
+    positive_label: Annotated[Optional[str], typer.Option(
+        "--positive-label", help="The label meaning 'part of a paraphrase', for a checkpoint whose labels are "
+        "named (default: LABEL_1 of unnamed labels, as the authors')")] = None,
 ):
     """Import a Hugging Face token classifier (2 labels, label 1 = part of a
     paraphrase) as a paraphrase_spans pipeline with the ContextDeP authors'
     inference: first sub-word per word, their 2-label head, above 0.5 (docs/paper-model.md)."""
-    done = run_command(import_model, source, output_dir, revision, lang, long_pairs, name, force)
+    done = run_command(import_model, source, output_dir, revision, lang, long_pairs, name, force, positive_label)
     imported = done["imported"]
     where = f"revision {imported['revision']}" if imported["revision"] else f"weights sha256 {imported['sha256'][:12]}"
     msg.good(f"Wrote {output_dir} ('{done['name']}') from {imported['source']} ({imported['architecture']}, {where})")
