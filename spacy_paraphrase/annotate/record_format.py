@@ -30,6 +30,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Opt
 import numpy
 from spacy.tokens import Doc, SpanGroup
 
+from ..dialogs.convokit import CONVOKIT_UTTERANCES
 from ..dialogs.turns import Problem, Turn, TurnPair
 from ..pair_doc import get_turns, turn_text_problem
 from ..paraphrase_spans.readout import Readout
@@ -284,7 +285,7 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
         return [path], path, None
     if not path.is_dir():
         raise RecordsError(f"{path}: no such file or directory")
-    if (path / "utterances.jsonl").is_file():
+    if (path / CONVOKIT_UTTERANCES).is_file():
         found = sorted(path.glob(f"*{CONVOKIT_RECORDS}"))
         if not found:
             raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
