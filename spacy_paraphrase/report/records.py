@@ -9,8 +9,8 @@ a ConvoKit corpus written by ``annotate --output-format convokit`` (its
 conversation meta: ``join_corpus``, which ``report --dialogs`` uses too).
 Next to each output it reads what the run left: the checkpoint (the model)
 and the errors file (skipped and malformed counts). The pipeline's threshold
-is recovered from the records (``score - margin``). Records of several models
-or thresholds are refused, naming both.
+is the records' (``record_format.record_decision``). Records of several
+models or thresholds are refused, naming both.
 """
 import json
 import math
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, FIRST, MARGIN, PAIR_ID, SCORE, SECOND, WORDS,
-                                      RecordsError, convokit_errors, error_entries, output_files, read_lines)
+from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, FIRST, PAIR_ID, SECOND, WORDS, RecordsError,
+                                      convokit_errors, error_entries, output_files, read_lines, record_decision)
 from ..annotate.resume import checkpoint_path, default_errors_path
 from ..dialogs import Corpus, DialogFormatError, SourceOptions
 from ..dialogs.convokit import read_convokit_meta
 
-THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
+THRESHOLD_DIGITS = 4  # a record's threshold agrees with the pipeline's to float32 precision
 
 
 @dataclass
@@ -88,12 +88,12 @@ def _error_counts(output: Path) -> Tuple[int, int]:
 
 
 def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> Dict[float, str]:
-    """Each threshold found (score - margin, rounded) -> where it was first seen."""
+    """Each threshold found (``record_decision``, rounded) -> where it was first seen."""
     found: Dict[float, str] = {}
     for i, record in enumerate(records):
-        score, margin = record.get(SCORE.key), record.get(MARGIN.key)
-        if isinstance(score, (int, float)) and isinstance(margin, (int, float)) and math.isfinite(score - margin):
-            threshold = round(score - margin, THRESHOLD_DIGITS)
+        threshold = record_decision(record).threshold
+        if threshold is not None and math.isfinite(threshold):
+            threshold = round(threshold, THRESHOLD_DIGITS)
             if threshold not in found:
                 found[threshold] = where(i)
     return found
