@@ -17,7 +17,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
+from ..dialogs.convokit import (CONVOKIT_CONVERSATIONS, CONVOKIT_INDEX, CONVOKIT_UTTERANCES, conversation_meta,
+                                load_json_object)
 from ..dialogs.fields import json_type
+from ..dialogs.turns import DialogFormatError
 from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
@@ -27,7 +30,7 @@ from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
 RESERVED_PREFIXES = ("paraphrase_",)  # ConvoKit's MediaSum corpus: ContextDeP's gold
-MERGED_FILES = ("utterances.jsonl", "conversations.json", "index.json")
+MERGED_FILES = (CONVOKIT_UTTERANCES, CONVOKIT_CONVERSATIONS, CONVOKIT_INDEX)
 # The record's keys copied into the meta of the second turn's utterances (``RECORD_FIELDS``).
 RECORD_KEYS = tuple(f.key for f in RECORD_FIELDS if f.convokit)
 UTTERANCE_KEYS = {  # key (after the prefix) -> type as ConvoKit's index writes it
@@ -63,43 +66,29 @@ def _load_json(path: Path, default: Any) -> Any:
     object."""
     if not path.exists():
         return default
-    with open(path, encoding="utf-8-sig") as f:
-        try:
-            value = json.load(f)
-        except json.JSONDecodeError as err:
-            raise ConvoKitOutputError(f"{path}, line {err.lineno}: not valid JSON ({err.msg}).") from None
-        except (UnicodeDecodeError, RecursionError) as err:
-            why = "nested too deeply" if isinstance(err, RecursionError) else f"not valid UTF-8 ({err.reason})"
-            raise ConvoKitOutputError(f"{path}: not valid JSON ({why}).") from None
-    if not isinstance(value, dict):
-        raise ConvoKitOutputError(f"{path}: expected a JSON object, got {json_type(value)}.")
-    return value
+    try:
+        return load_json_object(path)
+    except DialogFormatError as err:
+        raise ConvoKitOutputError(f"{err}.") from None
 
 
 def _check_corpus_files(corpus: Path) -> Tuple[Dict[str, Any], Dict[str, Any]]:
     """(index, conversations) of the corpus, checked so that the merge at the
     end cannot fail on them: every conversation entry and index section an object."""
-    index = _load_json(corpus / "index.json", {})
+    index = _load_json(corpus / CONVOKIT_INDEX, {})
     for name in ("utterances-index", "conversations-index"):
         if not isinstance(index.get(name, {}), dict):
             raise ConvoKitOutputError(
-                f"{corpus / 'index.json'}: {name!r} must be an object, got {json_type(index[name])}."
+                f"{corpus / CONVOKIT_INDEX}: {name!r} must be an object, got {json_type(index[name])}."
             )
-    conversations = _load_json(corpus / "conversations.json", {})
+    conversations = _load_json(corpus / CONVOKIT_CONVERSATIONS, {})
     for conv_id, entry in conversations.items():
-        if not isinstance(_meta_of(entry), dict):
+        if not isinstance(conversation_meta(entry), dict):
             raise ConvoKitOutputError(
-                f"{corpus / 'conversations.json'}: conversation {conv_id!r} must be an object "
+                f"{corpus / CONVOKIT_CONVERSATIONS}: conversation {conv_id!r} must be an object "
                 f"(its meta), got {json_type(entry)}."
             )
     return index, conversations
-
-
-def _meta_of(entry: Any) -> Dict[str, Any]:
-    """The meta dict of a conversations.json entry (``{"meta", "vectors"}`` or flat)."""
-    if isinstance(entry, dict) and isinstance(entry.get("meta"), dict) and set(entry) <= {"meta", "vectors"}:
-        return entry["meta"]
-    return entry
 
 
 def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
@@ -109,9 +98,9 @@ def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
     found = [k for k in utt_keys if k in index.get("utterances-index", {})]
     found += [k for k in conv_keys if k in index.get("conversations-index", {})]
     for entry in conversations.values():
-        found += [k for k in conv_keys if k in _meta_of(entry)]
+        found += [k for k in conv_keys if k in conversation_meta(entry)]
     needle = json.dumps(prefix)[:-1].encode("utf-8")  # '"sp_' : only such lines are parsed
-    with open(corpus / "utterances.jsonl", "rb") as f:
+    with open(corpus / CONVOKIT_UTTERANCES, "rb") as f:
         for line in f:
             if needle in line:
                 try:
@@ -129,8 +118,8 @@ def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
 def check_paths(corpus: Path, output: Path, prefix: str) -> None:
     """ConvoKitOutputError unless ``corpus`` is a ConvoKit directory and
     ``output`` is outside it and new, empty or this run's own."""
-    if not (corpus / "utterances.jsonl").is_file():
-        raise ConvoKitOutputError(f"{corpus} is not a ConvoKit corpus directory with utterances.jsonl.")
+    if not (corpus / CONVOKIT_UTTERANCES).is_file():
+        raise ConvoKitOutputError(f"{corpus} is not a ConvoKit corpus directory with {CONVOKIT_UTTERANCES}.")
     out, src = output.resolve(), corpus.resolve()
     if out == src or src in out.parents:
         raise ConvoKitOutputError(f"The output directory {output} must be outside the corpus {corpus}.")
@@ -174,7 +163,7 @@ def run_convokit(model: str, corpus, output, *, meta_prefix: str = DEFAULT_PREFI
     # then on check_paths knows it as this run's; the corpus is copied after.
     summary = run_local(model, corpus, records, source=source, errors=errors, overwrite=overwrite,
                         with_probs=with_probs, output_format="convokit", **options)
-    merged = [name for name in MERGED_FILES if name != "index.json" or (corpus / name).exists()]
+    merged = [name for name in MERGED_FILES if name != CONVOKIT_INDEX or (corpus / name).exists()]
     if summary.already_done and all((output / name).exists() for name in merged):
         return summary
     copy_corpus(corpus, output)
@@ -239,14 +228,14 @@ def merge(corpus: Path, output: Path, records: Path, errors: Path, prefix: str, 
     def write_all(utterances_tmp: Path) -> None:
         _write_merged_utterances(corpus, output, records, prefix, with_probs, utterances_tmp)
         counts = conversation_counts(read_records(records), errors)
-        _write_json(output / "conversations.json", _merged_conversations(corpus, counts, conv_keys))
-        index = _load_json(corpus / "index.json", None)
+        _write_json(output / CONVOKIT_CONVERSATIONS, _merged_conversations(corpus, counts, conv_keys))
+        index = _load_json(corpus / CONVOKIT_INDEX, None)
         if index is not None:
             for name, keys in (("utterances-index", utt_keys), ("conversations-index", conv_keys)):
                 index.setdefault(name, {}).update({k: [v] for k, v in keys.items()})
-            _write_json(output / "index.json", index)
+            _write_json(output / CONVOKIT_INDEX, index)
 
-    atomic_write(output / "utterances.jsonl", write_all)
+    atomic_write(output / CONVOKIT_UTTERANCES, write_all)
 
 
 def _write_merged_utterances(corpus: Path, output: Path, records: Path, prefix: str, with_probs: bool,
@@ -261,7 +250,7 @@ def _write_merged_utterances(corpus: Path, output: Path, records: Path, prefix: 
             ((utt_id, json.dumps(meta)) for utt_id, meta in utterance_meta(read_records(records), prefix, with_probs)),
         )
         store.commit()
-        _merge_utterances(corpus / "utterances.jsonl", target, store)
+        _merge_utterances(corpus / CONVOKIT_UTTERANCES, target, store)
     except sqlite3.Error as err:  # e.g. "database or disk is full"
         raise OSError(None, f"merging the results failed ({err})", str(store_path)) from None
     finally:
@@ -292,12 +281,12 @@ def _merge_utterances(source: Path, target: Path, store: sqlite3.Connection) -> 
 
 
 def _merged_conversations(corpus: Path, counts: Dict[str, List[int]], keys: Mapping[str, str]):
-    conversations = _load_json(corpus / "conversations.json", {})
-    new_format = any(_meta_of(e) is not e for e in conversations.values())
+    conversations = _load_json(corpus / CONVOKIT_CONVERSATIONS, {})
+    new_format = any(conversation_meta(e) is not e for e in conversations.values())
     for conv_id in counts:
         conversations.setdefault(conv_id, {"meta": {}, "vectors": []} if new_format else {})
     for conv_id, entry in conversations.items():
-        meta = _meta_of(entry)
+        meta = conversation_meta(entry)
         clash = sorted(set(keys) & set(meta))
         if clash:
             raise ConvoKitOutputError(f"conversation {conv_id!r} already has meta key(s) {clash}.")

@@ -14,7 +14,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 from spacy.util import is_package
 
 from ..dialogs.pairing import Corpus, SourceOptions
-from ..dialogs.readers import convokit_folder
+from ..dialogs.convokit import convokit_folder
 
 
 class PathError(ValueError):

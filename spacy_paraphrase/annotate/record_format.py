@@ -15,6 +15,10 @@ a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
   utterance boundary becomes one span per utterance, each trimmed of
   whitespace at its edges) and, with ``with_probs``, one probability per
   whitespace word of each turn.
+- ``record_decision(record)``: a record's decision and the threshold it was
+  made at (``decide``, the one rule: the views of records and Docs, the
+  report and the validation read decisions through it; records keep the
+  margin, not the threshold).
 - ``skip_entry(pair)`` / ``problem_entry(problem)``: the errors-file entries
   of a pair that cannot be annotated and of a malformed input record.
 - ``dumps`` writes a record (or an errors-file entry) as one JSON line;
@@ -30,6 +34,7 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, NamedTuple, Opt
 import numpy
 from spacy.tokens import Doc, SpanGroup
 
+from ..dialogs.convokit import CONVOKIT_UTTERANCES
 from ..dialogs.turns import Problem, Turn, TurnPair
 from ..pair_doc import get_turns, turn_text_problem
 from ..paraphrase_spans.readout import Readout
@@ -100,8 +105,16 @@ def error_entries(path: Path) -> Iterator[Dict[str, Any]]:
                 yield entry
 
 
-def _number(value: Any) -> Optional[float]:
-    return None if value is None or math.isnan(value := float(value)) else value
+def as_number(value: Any) -> Optional[float]:
+    """A number of a record as written and as read: a float, None for a
+    missing value, NaN, a yes/no or anything that is no number."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
 
 
 def _turn_base(doc: Doc, span, text: str, side: str) -> int:
@@ -192,7 +205,7 @@ def _turn_spans(s: Scored) -> List[Dict[str, Any]]:
             if text:
                 start = piece.start + len(piece.text) - len(piece.text.lstrip())
                 out.append({"side": SIDES[i], "label": span.label_, "utterance_id": piece.utterance_id,
-                            "start": start, "end": start + len(text), "text": text, "score": _number(score)})
+                            "start": start, "end": start + len(text), "text": text, "score": as_number(score)})
     return out
 
 
@@ -212,17 +225,55 @@ CONVERSATION_ID = RecordField("conversation_id", str, lambda s: s.pair.conversat
 FIRST = RecordField("first", dict, lambda s: s.pair.first.to_json())
 SECOND = RecordField("second", dict, lambda s: s.pair.second.to_json())
 META = RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
-SCORE = RecordField("score", float, lambda s: _number(s.cat), convokit=True)
+SCORE = RecordField("score", float, lambda s: as_number(s.cat), convokit=True)
 IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.cat), convokit=True)
-VOTE_SHARE = RecordField("vote_share", float, lambda s: _number(s.group.attrs["vote_share"]), convokit=True)
-AGREEMENT = RecordField("agreement", float, lambda s: _number(s.group.attrs["agreement"]), convokit=True)
-MARGIN = RecordField("margin", float, lambda s: _number(s.readout.margin(s.cat)), convokit=True)
+VOTE_SHARE = RecordField("vote_share", float, lambda s: as_number(s.group.attrs["vote_share"]), convokit=True)
+AGREEMENT = RecordField("agreement", float, lambda s: as_number(s.group.attrs["agreement"]), convokit=True)
+MARGIN = RecordField("margin", float, lambda s: as_number(s.readout.margin(s.cat)), convokit=True)
 SPANS = RecordField("spans", list, _turn_spans)
 WORDS = RecordField("words", dict, _turn_words, optional=True)  # --with-probs only
 
 # The record, key by key in the order written.
 RECORD_FIELDS = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, META, SCORE, IS_PARAPHRASE, VOTE_SHARE, AGREEMENT, MARGIN,
                  SPANS, WORDS)
+
+
+class Decision(NamedTuple):
+    """A pair's decision as its record (or processed Doc) tells it: whether
+    it is a paraphrase, the pair threshold it was made at and its margin
+    (pair score − threshold); each None where that cannot be told."""
+
+    is_paraphrase: Optional[bool]
+    threshold: Optional[float]
+    margin: Optional[float]
+
+
+def decide(score: Optional[float], margin: Optional[float] = None, stored: Any = None,
+           threshold: Optional[float] = None) -> Decision:
+    """The one rule of a pair's decision and threshold, from its pair score,
+    its margin and the decision it keeps (``stored``: a record's
+    ``is_paraphrase``; None when it keeps none):
+
+    - a given ``threshold`` wins: paraphrase when score >= threshold, the
+      margin measured from it;
+    - else the pipeline's: records and Docs keep the margin, not the
+      threshold, so the threshold is score − margin; the decision is the
+      stored one, or margin >= 0 without one;
+    - else (no score or no margin) the stored decision alone."""
+    if threshold is not None and score is not None:
+        threshold = float(threshold)
+        return Decision(score >= threshold, threshold, score - threshold)
+    if margin is not None and score is not None:
+        return Decision(bool(stored) if stored is not None else margin >= 0, score - margin, margin)
+    return Decision(None if stored is None else bool(stored), None, None)
+
+
+def record_decision(record: Mapping[str, Any], threshold: Optional[float] = None) -> Decision:
+    """A record's decision and threshold (``decide``), read from its
+    ``SCORE``, ``MARGIN`` and ``IS_PARAPHRASE``; ``threshold``: decide at
+    this threshold instead of the pipeline's."""
+    return decide(as_number(record.get(SCORE.key)), as_number(record.get(MARGIN.key)),
+                  record.get(IS_PARAPHRASE.key), threshold)
 
 
 def make_record(doc: Doc, pair: TurnPair, readout: Readout, *, with_probs: bool = False) -> Dict[str, Any]:
@@ -284,7 +335,7 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
         return [path], path, None
     if not path.is_dir():
         raise RecordsError(f"{path}: no such file or directory")
-    if (path / "utterances.jsonl").is_file():
+    if (path / CONVOKIT_UTTERANCES).is_file():
         found = sorted(path.glob(f"*{CONVOKIT_RECORDS}"))
         if not found:
             raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "

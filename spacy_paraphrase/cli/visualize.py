@@ -49,9 +49,9 @@ def visualize_cli(
     input_path: Annotated[Path, typer.Argument(help="A .spacy file of pair Docs, an annotate .jsonl output, or an annotate --engine ray output directory")],
     output_path: Annotated[Path, typer.Argument(help="The HTML page to write")],
     limit: Annotated[Optional[int], typer.Option("--limit", help="Keep only the first N pairs (after sorting)")] = None,
-    sort: Annotated[Optional[str], typer.Option("--sort", help="margin (borderline first: smallest |pair score - threshold|) | agreement (lowest agreement first; weak today: the fitted vote-share map is nearly flat, so agreement is about 0.5 for every pair and margin finds the borderline pairs) | score (highest first); default: input order")] = None,
+    sort: Annotated[Optional[str], typer.Option("--sort", help="margin (borderline first: smallest |pair score − threshold|) | agreement (lowest agreement first; weak today: the fitted vote-share map is nearly flat, so agreement is about 0.5 for every pair and margin finds the borderline pairs) | score (highest first); default: input order")] = None,
     spans_key: Annotated[str, typer.Option("--spans-key", help=".spacy input: the span group to draw")] = SPANS_KEY,
-    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score - the stored margin; gold Docs keep their gold decision)")] = None,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", help="Decide 'paraphrase' as pair score >= THRESHOLD for model output, margins measured from it (default: the pipeline's, = pair score − the stored margin; gold Docs keep their gold decision)")] = None,
     shade_scale: Annotated[str, typer.Option("--shade-scale", help="How probabilities are shaded: decision (default: opacity = p on every pair, grey and a third as strong in a pair that is not a paraphrase) | the probability that gets the full shade, opacity = min(1, p / scale): page_max (the page's highest) | pair_max | turn_max | a number in (0, 1]")] = DEFAULT_SHADE_SCALE,
 ):
     """Write a self-contained HTML page of the pairs' highlights."""

@@ -4,10 +4,11 @@ Formats, pairing rules and ``pair_id``: docs/dialog-formats.md.
 
 Exported: what docs/dialog-formats.md shows (``read_turn_pairs`` and what it
 takes and yields, ``Corpus``, the role filter, the problem reports); the rest
-is imported from its module (readers.py, pairing.py, turns.py, roles.py,
-tables.py, streaming.py, fields.py)."""
+is imported from its module (readers.py, convokit.py, pairing.py, turns.py,
+roles.py, tables.py, streaming.py, fields.py)."""
+from .convokit import read_convokit_speakers
 from .pairing import Corpus, SourceOptions, read_turn_pairs
-from .readers import FORMATS, guess_format, read_convokit_speakers, read_dialogs
+from .readers import FORMATS, guess_format, read_dialogs
 from .roles import filter_roles, role_getter
 from .turns import (
     Conversation,

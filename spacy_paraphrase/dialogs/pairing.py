@@ -24,7 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from .readers import guess_format, no_dialogs, read_convokit_speakers, reader_for
+from .convokit import read_convokit_speakers
+from .readers import guess_format, no_dialogs, reader_for
 from .roles import RoleOf, filter_roles, role_getter
 from .streaming import Stream
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Turn, TurnPair, Utterance, reporter

@@ -1,8 +1,9 @@
-"""Dialog corpus readers: ConvoKit, MediaSum-style and chat JSON Lines (here),
-turn tables and pair files (``tables``), and ``READERS``, the one table of
-input formats: each format's reader, how its input is recognised, the options
-its reader takes and the files of an input it reads. Guessing a format, the
-format list and the dispatch all read that table.
+"""Dialog corpus readers: MediaSum-style and chat JSON Lines (here), ConvoKit
+corpora (``convokit``), turn tables and pair files (``tables``), and
+``READERS``, the one table of input formats: each format's reader, how its
+input is recognised, the options its reader takes and the files of an input
+it reads. Guessing a format, the format list and the dispatch all read that
+table.
 
 Every reader streams: it yields one ``Conversation`` at a time (a pair file's
 reader: one ``TurnPair``) and reports each malformed record to ``on_problem``
@@ -11,108 +12,16 @@ first one raises ``MalformedRecordError``. Formats and rules:
 docs/dialog-formats.md.
 """
 import inspect
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from .convokit import CONVOKIT_UTTERANCES, convokit_files, read_convokit
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
-from ..table_reader import RecordError, find_pair_columns, read_json_at
-from .fields import IdTypes, as_id, as_object, as_order, as_speaker, as_text, field, json_type
-from .streaming import check_file, iter_json_lines, read_first_record, read_grouped
+from ..table_reader import RecordError, find_pair_columns
+from .fields import as_id, as_object, as_speaker, as_text, field, json_type
+from .streaming import check_file, iter_json_lines, read_first_record
 from .tables import read_pair_file, read_turn_table
-
-CONVOKIT_UTTERANCES = "utterances.jsonl"
-# The files of a ConvoKit directory that a run reads (the utterances, the
-# speakers for speaker-meta roles, and what --output-format convokit merges).
-CONVOKIT_READ = (CONVOKIT_UTTERANCES, "speakers.json", "users.json", "conversations.json", "index.json")
-
-
-def convokit_folder(input_path) -> Optional[Path]:
-    """The ConvoKit directory of an input (the directory itself, or the one
-    holding the given ``utterances.jsonl``); None for other inputs."""
-    path = Path(input_path)
-    if path.is_dir():
-        return path
-    if path.name == CONVOKIT_UTTERANCES:
-        return path.parent
-    return None
-
-
-def _convokit_file(path: Path) -> Path:
-    if path.is_dir():
-        path = path / CONVOKIT_UTTERANCES
-    if not path.is_file():
-        json_only = (path.parent / "utterances.json").exists()
-        hint = " (only utterances.jsonl is read, not utterances.json)" if json_only else ""
-        raise DialogFormatError(f"{path}: ConvoKit utterance file not found{hint}")
-    return path
-
-
-def read_convokit(
-    path, *, by_timestamp: bool = False, on_problem: Optional[OnProblem] = None
-) -> Iterator[Conversation]:
-    """Conversations of a ConvoKit corpus directory (or its ``utterances.jsonl``).
-
-    Fields as ConvoKit's loader reads them: ``id``, ``speaker`` (or ``user``),
-    ``conversation_id`` (or ``root``), ``reply-to`` (or ``reply_to``),
-    ``timestamp``, ``text``, ``meta``. Utterances of a conversation may be
-    anywhere in the file; their order is the file order, or with
-    ``by_timestamp`` the (numeric) timestamp order, ties in file order."""
-    utt_file = _convokit_file(Path(path))
-    report = reporter(on_problem)
-    id_types = IdTypes("conversation_id")
-
-    def parse(record, line):
-        record = as_object(record)
-        utt_id = as_id(field(record, "id"), "id")
-        speaker = as_speaker(field(record, "speaker", "user"))
-        raw_conversation_id = field(record, "conversation_id", "root")
-        conversation_id = as_id(raw_conversation_id, "conversation_id")
-        text = as_text(field(record, "text"))
-        reply_to = record.get("reply-to", record.get("reply_to"))
-        reply_to = None if reply_to is None else as_id(reply_to, "reply-to")
-        timestamp = record.get("timestamp")
-        order = as_order(timestamp, "timestamp") if by_timestamp else 0.0
-        meta = record.get("meta")
-        meta = {} if meta is None else meta
-        if not isinstance(meta, dict):
-            raise RecordError(f"meta must be an object, got {json_type(meta)}")
-        id_types.check(raw_conversation_id, conversation_id)
-
-        def make(position: int) -> Utterance:
-            return Utterance(utt_id, conversation_id, speaker, text, reply_to=reply_to,
-                             timestamp=timestamp, meta=meta, path=str(utt_file), line=line)
-
-        return conversation_id, order, make
-
-    yield from read_grouped(utt_file, iter_json_lines(utt_file, report), read_json_at, parse, report)
-
-
-def read_convokit_speakers(path, fields: Optional[Sequence[str]] = None) -> Dict[str, Dict[str, Any]]:
-    """Speaker id -> meta from a ConvoKit corpus's ``speakers.json`` (or
-    ``users.json``), for speaker roles; with ``fields``, only those meta
-    fields are kept (less memory on large corpora)."""
-    path = Path(path)
-    folder = path if path.is_dir() else path.parent
-    found = next((folder / name for name in ("speakers.json", "users.json") if (folder / name).is_file()), None)
-    if found is None:
-        raise DialogFormatError(f"{folder}: no speakers.json (or users.json)")
-    with open(found, encoding="utf-8-sig") as fh:
-        try:
-            data = json.load(fh)
-        except json.JSONDecodeError as err:
-            raise DialogFormatError(f"{found}, line {err.lineno}: not valid JSON ({err.msg})") from None
-        except RecursionError:
-            raise DialogFormatError(f"{found}: not valid JSON (nested too deeply)") from None
-    if not isinstance(data, dict):
-        raise DialogFormatError(f"{found}: expected an object of speakers, got {json_type(data)}")
-    speakers = {}
-    for speaker, entry in data.items():
-        meta = entry.get("meta", entry) if isinstance(entry, dict) else {}
-        meta = meta if isinstance(meta, dict) else {}
-        speakers[speaker] = meta if fields is None else {k: meta[k] for k in fields if k in meta}
-    return speakers
 
 
 def unify_speaker_names(names: Sequence[str]) -> List[str]:
@@ -218,15 +127,6 @@ def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conve
     return _read_conversation_lines(Path(path), on_problem, True, ("id", "messages"), items, utterance)
 
 
-def _convokit_files(path: Path) -> List[Path]:
-    """The files of a ConvoKit corpus that are read; a file named on its own
-    (``--format convokit FILE``) is that file."""
-    folder = convokit_folder(path)
-    if folder is None:
-        return [path]
-    return [folder / name for name in sorted(CONVOKIT_READ) if (folder / name).is_file()]
-
-
 @dataclass(frozen=True)
 class DialogReader:
     """One input format: its ``name`` (``--format``), its reader (``read(path,
@@ -252,7 +152,7 @@ class DialogReader:
 
 # In guessing order: the first format that recognises a file's first record is its format.
 READERS: Dict[str, DialogReader] = {reader.name: reader for reader in (
-    DialogReader("convokit", read_convokit, None, files=_convokit_files),  # by path: see guess_format
+    DialogReader("convokit", read_convokit, None, files=convokit_files),  # by path: see guess_format
     DialogReader("mediasum", read_mediasum, lambda first: isinstance(first, dict) and "utt" in first and "speaker" in first),
     DialogReader("chat", read_chat, lambda first: isinstance(first, dict) and "messages" in first),
     DialogReader("turns", read_turn_table, lambda first: "conversation_id" in first),

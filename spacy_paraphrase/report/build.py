@@ -18,7 +18,7 @@ from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
 from .page import count, figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
-from ..annotate.record_format import CONVERSATION_ID, IS_PARAPHRASE, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError
+from ..annotate.record_format import CONVERSATION_ID, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError, record_decision
 from .records import Records, model_label, read_records
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 from .validation_section import validation_section
@@ -153,7 +153,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write(out_dir / "pairs.html", lambda tmp: tmp.write_text(pairs_html, encoding="utf-8"))
     keep = [i for i, r in enumerate(data.records) if isinstance(r.get(SCORE.key), (int, float))]
-    decisions = [bool(data.records[i].get(IS_PARAPHRASE.key)) for i in keep]
+    decisions = [bool(record_decision(data.records[i]).is_paraphrase) for i in keep]
     clusters = [str(data.records[i].get(CONVERSATION_ID.key) or data.records[i][PAIR_ID.key]) for i in keep]
     overall = cluster_bootstrap(decisions, clusters, seed=seed, n_boot=n_boot)
     summary = _summary_rows(data, overall, len(data.records) - len(keep))
@@ -203,7 +203,7 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     for name, ids in example_lists.items():
         example_parts += [paragraph(f"{name} ({len(ids)})"), table(["pair", "score", "decision"], [
             (link(links[pid], pid), by_id[pid].get(SCORE.key),
-             "paraphrase" if by_id[pid].get(IS_PARAPHRASE.key) else "no")
+             "paraphrase" if record_decision(by_id[pid]).is_paraphrase else "no")
             for pid in ids], numeric=(False, True)) if ids else paragraph("none")]
     sections.append(section("Example pairs", *example_parts, anchor="examples"))
     html = page("Paraphrase report", sections, "Written by python -m spacy_paraphrase report; the tables behind "

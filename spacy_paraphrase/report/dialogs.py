@@ -4,11 +4,12 @@ patterns (``--role-pattern ROLE=REGEX``). docs/report.md, "Fields".
 
 Records keep speaker names and utterance ids but no conversation meta (a
 MediaSum program or date, a chat's extra keys) and no utterance meta (a turn
-table's other columns). ``join_dialogs`` reads the corpus's conversations
-again (``dialogs.Corpus.conversations``), with the format and reader options
-of the annotate run when its checkpoint is beside the records (else the
-format is guessed), and keeps the meta of the conversations and
-turn-opening utterances the records name.
+table's other columns). ``join_dialogs`` reads the corpus again as annotate
+read it (a ``dialogs.Corpus``), with the format and reader options of the
+annotate run when its checkpoint is beside the records (else the format is
+guessed), and keeps the meta of the conversations and turn-opening
+utterances the records name, and of a ConvoKit corpus's speakers
+(``records.join_corpus``: the same join as for a ConvoKit output).
 """
 import json
 from pathlib import Path
@@ -16,10 +17,9 @@ from typing import Any, Callable, Dict, Optional, Sequence
 
 from ..annotate.resume import checkpoint_path
 from ..dialogs import Corpus, DialogFormatError, SourceOptions, role_getter
-from ..dialogs.readers import convokit_folder
 from ..dialogs.turns import Utterance
-from ..annotate.record_format import CONVERSATION_ID, FIRST, SECOND, RecordsError, output_files
-from .records import Records, _read_convokit
+from ..annotate.record_format import RecordsError, output_files
+from .records import Records, join_corpus
 
 
 def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
@@ -37,37 +37,24 @@ def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
 
 
 def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] = None) -> int:
-    """Fill ``data``'s conversation and utterance meta (and timestamps) from
-    the dialog corpus ``dialogs``, read with ``source``'s format and reader
-    options (``run_source``); returns how many of the records' conversations
-    it found. RecordsError when the corpus cannot be read or holds none."""
+    """Fill ``data``'s conversation, utterance and speaker meta (and
+    timestamps) from the dialog corpus ``dialogs``, read with ``source``'s
+    format and reader options (``run_source``; ``records.join_corpus``);
+    returns how many of the records' conversations it found. RecordsError
+    when the corpus cannot be read or holds none of them."""
     dialogs = Path(dialogs)
     if not dialogs.exists():
         raise RecordsError(f"--dialogs {dialogs}: no such file or directory")
-    conversation_id = CONVERSATION_ID.key
-    conversations = {str(r.get(conversation_id)) for r in data.records if r.get(conversation_id) is not None}
-    turns = [r.get(turn.key) or {} for r in data.records for turn in (FIRST, SECOND)]
-    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
-    folder = convokit_folder(dialogs)
-    if folder is not None and (folder / "utterances.jsonl").is_file():
-        _read_convokit(folder, data)
-    else:
-        options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
-        try:
-            with Corpus(dialogs, options) as corpus:
-                for conversation in corpus.conversations(lambda problem: None):
-                    if conversation.id in conversations:
-                        data.conversation_meta[conversation.id] = conversation.meta
-                    for utt in conversation.utterances:
-                        if utt.id in utterances:
-                            data.utterance_meta[utt.id] = utt.meta
-                            data.utterance_time[utt.id] = utt.timestamp
-        except (DialogFormatError, ValueError, OSError) as err:
-            raise RecordsError(f"--dialogs {dialogs}: {err}") from None
-    if not (conversations & set(data.conversation_meta)) and not (utterances & set(data.utterance_meta)):
+    options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
+    try:
+        with Corpus(dialogs, options) as corpus:
+            found = join_corpus(data, corpus)
+    except (DialogFormatError, ValueError, OSError) as err:
+        raise RecordsError(f"--dialogs {dialogs}: {err}") from None
+    if not found and not data.utterance_meta:
         raise RecordsError(f"--dialogs {dialogs}: none of the records' conversations is in it "
                            "(give the corpus these records were annotated from)")
-    return len(conversations & set(data.conversation_meta))
+    return found
 
 
 def speaker_roles(patterns: Dict[str, str]) -> Callable[[Optional[str]], Optional[str]]:

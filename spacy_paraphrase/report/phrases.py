@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import spacy
 
-from ..annotate.record_format import IS_PARAPHRASE, PAIR_ID, SIDES, SPANS
+from ..annotate.record_format import PAIR_ID, SIDES, SPANS, record_decision
 
 
 def lemmatizer(lang: str = "en"):
@@ -53,7 +53,7 @@ def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25
     nlp, lemmatised = lemmatizer(lang)
     texts, owners = [], []
     for record in records:
-        if not record.get(IS_PARAPHRASE.key):
+        if not record_decision(record).is_paraphrase:
             continue
         for span in record.get(SPANS.key) or []:
             if span.get("side") == SIDES[1] and span.get("text"):

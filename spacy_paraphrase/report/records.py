@@ -6,10 +6,11 @@ docs/annotate.md, "The record").
 the directory of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or
 a ConvoKit corpus written by ``annotate --output-format convokit`` (its
 ``*annotate.records.jsonl``, joined with the corpus' utterance, speaker and
-conversation meta). Next to each output it reads what the run left: the
-checkpoint (the model) and the errors file (skipped and malformed counts).
-The pipeline's threshold is recovered from the records (``score - margin``).
-Records of several models or thresholds are refused, naming both.
+conversation meta: ``join_corpus``, which ``report --dialogs`` uses too).
+Next to each output it reads what the run left: the checkpoint (the model)
+and the errors file (skipped and malformed counts). The pipeline's threshold
+is the records' (``record_format.record_decision``). Records of several
+models or thresholds are refused, naming both.
 """
 import json
 import math
@@ -17,11 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import (CONVOKIT_RECORDS, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError, convokit_errors,
-                                      error_entries, output_files, read_lines)
+from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, FIRST, PAIR_ID, SECOND, WORDS, RecordsError,
+                                      convokit_errors, error_entries, output_files, read_lines, record_decision)
 from ..annotate.resume import checkpoint_path, default_errors_path
+from ..dialogs import Corpus, DialogFormatError, SourceOptions
+from ..dialogs.convokit import read_convokit_meta
 
-THRESHOLD_DIGITS = 4  # score - margin agrees with the threshold to float32 precision
+THRESHOLD_DIGITS = 4  # a record's threshold agrees with the pipeline's to float32 precision
 
 
 @dataclass
@@ -85,37 +88,42 @@ def _error_counts(output: Path) -> Tuple[int, int]:
 
 
 def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> Dict[float, str]:
-    """Each threshold found (score - margin, rounded) -> where it was first seen."""
+    """Each threshold found (``record_decision``, rounded) -> where it was first seen."""
     found: Dict[float, str] = {}
     for i, record in enumerate(records):
-        score, margin = record.get(SCORE.key), record.get(MARGIN.key)
-        if isinstance(score, (int, float)) and isinstance(margin, (int, float)) and math.isfinite(score - margin):
-            threshold = round(score - margin, THRESHOLD_DIGITS)
+        threshold = record_decision(record).threshold
+        if threshold is not None and math.isfinite(threshold):
+            threshold = round(threshold, THRESHOLD_DIGITS)
             if threshold not in found:
                 found[threshold] = where(i)
     return found
 
 
-def _read_convokit(corpus: Path, out: Records) -> None:
-    with (corpus / "utterances.jsonl").open(encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                utt = json.loads(line)
-            except ValueError:
-                continue  # annotate reported it as malformed
-            if isinstance(utt, dict) and "id" in utt:
-                out.utterance_meta[str(utt["id"])] = utt.get("meta") or {}
-                out.utterance_time[str(utt["id"])] = utt.get("timestamp")
-    for name, target in (("speakers.json", out.speaker_meta), ("users.json", out.speaker_meta),
-                         ("conversations.json", out.conversation_meta)):
-        path = corpus / name
-        if path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except ValueError as err:
-                raise RecordsError(f"{path}: not valid JSON ({err})") from None
-            if isinstance(data, dict):
-                target.update({str(k): (v or {}).get("meta") or {} for k, v in data.items() if isinstance(v, dict)})
+def join_corpus(data: Records, corpus: Corpus) -> int:
+    """Fill ``data``'s meta from the dialog corpus its records came from,
+    read as annotate read it: the conversations' meta and the meta and
+    timestamps of the turn-opening utterances its records name (through the
+    corpus's reader; malformed records, which annotate reported, left out)
+    and, for a ConvoKit corpus, the meta of its speakers and conversations
+    (``dialogs.convokit.read_convokit_meta``, the reader annotate's speaker
+    roles and ConvoKit output read them with). Returns how many of the
+    records' conversations it found. DialogFormatError, ValueError or
+    OSError when the corpus cannot be read."""
+    conversations = {str(r.get(CONVERSATION_ID.key)) for r in data.records if r.get(CONVERSATION_ID.key) is not None}
+    turns = [r.get(turn.key) or {} for r in data.records for turn in (FIRST, SECOND)]
+    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
+    for conversation in corpus.conversations(lambda problem: None):
+        if conversation.id in conversations:
+            data.conversation_meta[conversation.id] = conversation.meta
+        for utt in conversation.utterances:
+            if utt.id in utterances:
+                data.utterance_meta[utt.id] = utt.meta
+                data.utterance_time[utt.id] = utt.timestamp
+    if corpus.reader.name == "convokit":
+        meta = read_convokit_meta(corpus.path)
+        data.speaker_meta.update(meta.speakers)
+        data.conversation_meta.update(meta.conversations)
+    return len(conversations & set(data.conversation_meta))
 
 
 def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
@@ -128,6 +136,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
     out = Records(records=[], sources=[shown(str(p)) for p in paths])
     models: Dict[str, str] = {}
     files_read: List[Path] = []
+    corpora: List[Path] = []  # ConvoKit outputs: their meta joined once the records are read
     where: List[Tuple[int, int]] = []  # (file, line) of each record
     seen: Dict[str, int] = {}
     for path in map(Path, paths):
@@ -139,7 +148,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
         out.skipped += skipped
         out.malformed += malformed
         if corpus is not None:
-            _read_convokit(corpus, out)
+            corpora.append(corpus)
         for file in files:
             files_read.append(file)
             for number, record in read_lines(file):
@@ -163,6 +172,12 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
                            "report one pipeline's records at a time")
     if not out.records:
         raise RecordsError(f"no records in {', '.join(out.sources)}")
+    for corpus in corpora:
+        try:
+            with Corpus(corpus, SourceOptions(fmt="convokit")) as opened:
+                join_corpus(out, opened)
+        except (DialogFormatError, ValueError, OSError) as err:
+            raise RecordsError(str(err)) from None
     out.model = next(iter(models), None)
     out.threshold = next(iter(thresholds), None)
     return out

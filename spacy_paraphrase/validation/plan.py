@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence
 import numpy
 
 from .sheet import STRATIFY, allocate, stratum
-from ..annotate.record_format import IS_PARAPHRASE, SCORE
+from ..annotate.record_format import SCORE, record_decision
 
 FIGURES = ("rate", "precision", "recall")
 Z = 1.959963984540054
@@ -42,7 +42,7 @@ def cells(records: Sequence[Dict[str, Any]], stratify: str, error_rate: Optional
     groups: Dict[tuple, List[float]] = {}
     for r in records:
         if isinstance(r.get(SCORE.key), (int, float)):
-            key = (stratum(r, stratify), float(bool(r.get(IS_PARAPHRASE.key))))
+            key = (stratum(r, stratify), float(bool(record_decision(r).is_paraphrase)))
             groups.setdefault(key, []).append(min(1.0, max(0.0, float(r[SCORE.key]))))
     if not groups:
         raise PlanError("no record has a score: there is nothing to plan")

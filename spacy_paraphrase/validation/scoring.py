@@ -21,7 +21,7 @@ from .agreement import cohen_kappa, krippendorff_alpha, majority, mean_vote, per
 from .coding import SheetError, coder_names, read_sheet
 from .estimators import StratifiedSample
 from .sheet import stratum
-from ..annotate.record_format import CONVERSATION_ID, IS_PARAPHRASE, PAIR_ID, SCORE
+from ..annotate.record_format import CONVERSATION_ID, PAIR_ID, SCORE, record_decision
 
 BY_MODEL = ("margin", "decision")  # strata that are the model's decisions (or finer)
 WHY = {
@@ -95,13 +95,13 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     for i, labels in enumerate(coded):
         for pid, label in labels.items():
             matrix[i, column[pid]] = label
-    model = numpy.asarray([float(bool(by_id[pid].get(IS_PARAPHRASE.key))) for pid in items])
+    model = numpy.asarray([float(bool(record_decision(by_id[pid]).is_paraphrase)) for pid in items])
     try:
         ref, ties = majority(matrix, tie)
     except ValueError as err:
         raise SheetError(str(err)) from None
     soft = mean_vote(matrix)
-    decisions = [float(bool(r.get(IS_PARAPHRASE.key))) for r in scored]
+    decisions = [float(bool(record_decision(r).is_paraphrase)) for r in scored]
     clusters = [str(r.get(CONVERSATION_ID.key) or r[PAIR_ID.key]) for r in scored]
     row = {str(r[PAIR_ID.key]): i for i, r in enumerate(scored)}
     sample = StratifiedSample(clusters, strata, decisions, [row[pid] for pid in items])

@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Sequence
 import numpy
 
 from ..saving import atomic_write
-from ..annotate.record_format import CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, SCORE, SECOND
+from ..annotate.record_format import CONVERSATION_ID, FIRST, MARGIN, PAIR_ID, SCORE, SECOND, record_decision
 
 STRATIFY = ("margin", "decision", "none")
 BANDS = (0.05, 0.15, 0.3)
@@ -36,7 +36,7 @@ COLUMNS = ("pair_id", "conversation_id", "first_speaker", "first_text", "second_
 def stratum(record: Dict[str, Any], stratify: str) -> str:
     if stratify == "none":
         return "all"
-    side = "paraphrase" if record.get(IS_PARAPHRASE.key) else "not paraphrase"
+    side = "paraphrase" if record_decision(record).is_paraphrase else "not paraphrase"
     if stratify == "decision":
         return side
     margin = abs(record.get(MARGIN.key) or 0.0)

@@ -17,7 +17,7 @@ from .views import SHADE_PROBABILITY, Mark, PairView, TurnView, pair_view_from_d
 OPTIONS = {
     "spans_key": f"span group of the spans and token_probs (default {SPANS_KEY!r})",
     "cats_key": f"doc.cats key of the pair score (default {PARAPHRASE_LABEL!r})",
-    "threshold": "decide 'paraphrase' as pair score >= threshold (default: pair score - the stored margin)",
+    "threshold": "decide 'paraphrase' as pair score >= threshold (default: pair score − the stored margin)",
     "shade_scale": "how probabilities are shaded: 'decision' (default: opacity = p, grey and paler in a pair "
     "that is not a paraphrase), or the probability that gets the full shade: 'page_max', 'pair_max', "
     "'turn_max' or a number in (0, 1]",

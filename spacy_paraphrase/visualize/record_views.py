@@ -10,12 +10,11 @@ turn's text there, or a word of ``"words"`` at another place than its
 offsets say raises a ValueError naming the record. A span cut in two at an
 utterance boundary is drawn as one again.
 """
-import math
 import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..annotate.record_format import (AGREEMENT, CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, RECORD_FIELDS,
-                                      SCORE, SECOND, SIDES, SPANS, VOTE_SHARE, WORDS)
+                                      SCORE, SECOND, SIDES, SPANS, VOTE_SHARE, WORDS, as_number, record_decision)
 from ..dialogs.turns import Turn
 from ..pair_doc import PARAPHRASE_LABEL
 from ..paraphrase_spans.readout import SOURCE_LABEL
@@ -59,41 +58,18 @@ def pair_view_from_record(
         pair_id=str(pair_id) if pair_id is not None else f"pair {index + 1}",
         turns=(turns[0], turns[1]),
         shading=SHADE_PROBABILITY if any(t.words for t in turns) else SHADE_NONE,
-        score=_number(record.get(SCORE.key)),
+        score=as_number(record.get(SCORE.key)),
         score_name="pair score",
-        vote_share=_number(record.get(VOTE_SHARE.key)),
-        agreement=_number(record.get(AGREEMENT.key)),
+        vote_share=as_number(record.get(VOTE_SHARE.key)),
+        agreement=as_number(record.get(AGREEMENT.key)),
     )
-    decision = record.get(IS_PARAPHRASE.key)
-    margin = _number(record.get(MARGIN.key))
-    if threshold is not None and view.score is not None:
-        # A given threshold wins; the margin is then measured from it.
-        view.threshold = float(threshold)
-        view.margin = view.score - view.threshold
-        decision = view.score >= view.threshold
-    elif margin is not None and view.score is not None:
-        # Records keep the margin (score − the pipeline's threshold), not the threshold.
-        view.threshold = view.score - margin
-        view.margin = margin
-        if decision is None:
-            decision = margin >= 0
-    view.decision = None if decision is None else bool(decision)
+    view.decision, view.threshold, view.margin = record_decision(record, threshold)
     if record.get(CONVERSATION_ID.key) is not None:
         view.notes.append(f"conversation {record[CONVERSATION_ID.key]}")
     for f in RECORD_FIELDS:
         if f not in DRAWN and f.type in PLAIN and record.get(f.key) is not None:
             view.notes.append(f"{f.key} {record[f.key]}")
     return view
-
-
-def _number(value) -> Optional[float]:
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(number) else number
 
 
 def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mapping]) -> TurnView:
@@ -140,7 +116,7 @@ def _words(where: str, text: str, words, bounds: Dict[str, Tuple[int, int]]) -> 
                 f"{where}: word {match.group()!r} is at character {match.start()} of the turn, not at "
                 f"{starts[utterance] + word['start']} (its offset {word['start']} in utterance {utterance!r})."
             )
-        prob = _number(word.get("prob"))
+        prob = as_number(word.get("prob"))
         value = float("nan") if prob is None else clamp01(prob)
         title = "no probability" if prob is None else f"p = {value:.2f}"
         out.append(Word(match.start(), match.end(), value, title))
@@ -164,7 +140,7 @@ def _place(where: str, text: str, ids: Sequence[str], bounds: Dict[str, Tuple[in
             f"the turn's text there ({text[begin:stop]!r})."
         )
     label = str(span.get("label") or (SOURCE_LABEL if span.get("side") == SIDES[0] else PARAPHRASE_LABEL))
-    return Mark(begin, stop, label, _number(span.get("score")))
+    return Mark(begin, stop, label, as_number(span.get("score")))
 
 
 def _join_split_spans(text: str, marks: List[Mark]) -> List[Mark]:

@@ -16,6 +16,7 @@ from typing import List, Optional, Tuple
 import numpy
 from spacy.tokens import Doc, Span
 
+from ..annotate.record_format import decide
 from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, TURNS_KEY, get_turns
 from ..paraphrase_spans.vote_share import annotator_agreement
 
@@ -154,7 +155,7 @@ def pair_view_from_doc(
         view.shading = SHADE_TARGET
     else:
         view.score = _cat(doc, cats_key)
-        view.decision = _decide(view.score, threshold, None)
+        view.decision = decide(view.score, threshold=threshold).is_paraphrase
     return view
 
 
@@ -216,12 +217,6 @@ def _cat(doc: Doc, cats_key: str) -> Optional[float]:
     return None if value is None else float(value)
 
 
-def _decide(score: Optional[float], threshold: Optional[float], fallback: Optional[bool]):
-    if threshold is not None and score is not None:
-        return score >= threshold
-    return fallback
-
-
 def _model_meta(view: PairView, doc: Doc, group, attrs: dict, cats_key: str, threshold) -> None:
     view.shading = SHADE_PROBABILITY
     score = attrs.get("pair_score", _cat(doc, cats_key))
@@ -229,21 +224,12 @@ def _model_meta(view: PairView, doc: Doc, group, attrs: dict, cats_key: str, thr
     view.score_name = "pair score"
     margin = attrs.get("margin")
     margin = None if is_missing(margin) else float(margin)
-    if threshold is not None and view.score is not None:
-        # A given threshold wins; the margin is then measured from it.
-        view.threshold = float(threshold)
-        view.margin = view.score - view.threshold
-        view.decision = view.score >= view.threshold
-    elif margin is not None and view.score is not None:
-        # The Doc keeps no threshold, but the component stored the margin
-        # (pair score − threshold); the decision is margin >= 0.
-        view.threshold = view.score - margin
-        view.margin = margin
-        view.decision = margin >= 0
-    else:
-        # Docs written before the margin existed: the component writes spans
-        # only for pairs that pass its threshold, so the spans are the decision.
-        view.decision = len(group) > 0
+    # A given threshold wins; else the component's, from the margin it stored
+    # (the Doc keeps no decision of its own: the decision is then margin >= 0).
+    decision, view.threshold, view.margin = decide(view.score, margin, None, threshold)
+    # Docs written before the margin existed: the component writes spans only
+    # for pairs that pass its threshold, so the spans are the decision.
+    view.decision = decision if decision is not None else len(group) > 0
     share = attrs.get("vote_share")
     view.vote_share = None if is_missing(share) else float(share)
     agreement = attrs.get("agreement")

@@ -3,7 +3,8 @@ import pytest
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate import PairAnnotator, invalid_reason
-from spacy_paraphrase.annotate.record_format import RECORD_FIELDS, RecordsError, dumps, invalid_side, make_record, output_files, read_records
+from spacy_paraphrase.annotate.record_format import (RECORD_FIELDS, Decision, RecordsError, dumps, invalid_side, make_record,
+                                                    output_files, read_records, record_decision)
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
 from spacy_paraphrase.pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from spacy_paraphrase.words import word_values
@@ -166,3 +167,51 @@ def test_error_entries_leave_out_lines_that_are_no_json_object(tmp_path):
                     '{"kind": "malformed", "line": 3}\n{"kind": "skip', encoding="utf-8")
     assert list(error_entries(path)) == [{"kind": "skipped", "conversation_id": "c1"},
                                          {"kind": "malformed", "line": 3}]
+
+
+def record(score, margin=None, stored=None):
+    out = {"pair_id": "p", "score": score}
+    if margin is not None:
+        out["margin"] = margin
+    if stored is not None:
+        out["is_paraphrase"] = stored
+    return out
+
+
+@pytest.mark.parametrize("given,threshold,expected", [
+    # the pipeline's: the record keeps its decision and margin; the threshold is score - margin
+    (record(0.75, 0.25, True), None, Decision(True, 0.5, 0.25)),
+    (record(0.25, -0.25, False), None, Decision(False, 0.5, -0.25)),
+    (record(0.5, 0.0, True), None, Decision(True, 0.5, 0.0)),  # at the threshold: a paraphrase
+    (record(0.5, 0.0), None, Decision(True, 0.5, 0.0)),  # no stored decision: margin >= 0
+    (record(0.5, -2.0 ** -30), None, Decision(False, 0.5 + 2.0 ** -30, -2.0 ** -30)),  # just below
+    (record(0.5, 0.0, False), None, Decision(False, 0.5, 0.0)),  # the stored decision wins over the sign
+    # no margin: the stored decision alone, no threshold
+    (record(0.75, stored=True), None, Decision(True, None, None)),
+    (record(0.75), None, Decision(None, None, None)),
+    (record(None, 0.25, True), None, Decision(True, None, None)),  # no score
+    (record(float("nan"), 0.25, False), None, Decision(False, None, None)),  # NaN is no score
+    (record(True, 0.25, True), None, Decision(True, None, None)),  # a yes/no is no score
+    # a given threshold wins, the margin measured from it
+    (record(0.75, 0.25, True), 0.8, Decision(False, 0.8, 0.75 - 0.8)),
+    (record(0.75, 0.25, False), 0.75, Decision(True, 0.75, 0.0)),  # at the given threshold: a paraphrase
+    (record(0.75), 0.5, Decision(True, 0.5, 0.25)),  # no margin needed
+    (record(None, 0.25, True), 0.5, Decision(True, None, None)),  # no score: nothing to measure
+])
+def test_a_records_decision_and_threshold(given, threshold, expected):
+    found = record_decision(given, threshold)
+    assert found == expected
+    assert found.is_paraphrase is None or type(found.is_paraphrase) is bool
+
+
+def test_the_decision_of_annotates_records_is_the_readouts(annotator):
+    """For a record annotate writes, the one rule gives back the readout's
+    decision and threshold, at the threshold and off it."""
+    pair, _ = make_pair(["we won the game"], ["congratulations on the win"])
+    doc = annotator.nlp(annotator.make_doc(pair))
+    score = doc.cats[PARAPHRASE_LABEL]
+    for threshold in (score, score + 0.25, score - 0.25, annotator.readout.threshold):
+        readout = annotator.readout.replace(threshold=threshold)
+        found = record_decision(make_record(doc, pair, readout))
+        assert found.is_paraphrase is readout.is_paraphrase(score)
+        assert found.threshold == pytest.approx(threshold, abs=1e-6)

@@ -4,7 +4,8 @@ import json
 import pytest
 
 from spacy_paraphrase.dialogs import DialogFormatError, ProblemCollector, read_turn_pairs
-from spacy_paraphrase.dialogs.readers import read_chat, read_convokit
+from spacy_paraphrase.dialogs.convokit import read_convokit
+from spacy_paraphrase.dialogs.readers import read_chat
 from spacy_paraphrase.dialogs.tables import read_pair_file, read_turn_table
 from spacy_paraphrase.table_reader import MAX_JSON_DEPTH
 

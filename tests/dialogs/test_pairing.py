@@ -5,7 +5,7 @@ import pytest
 
 from spacy_paraphrase.dialogs import Turn, Utterance, filter_roles, read_convokit_speakers, read_turn_pairs, role_getter
 from spacy_paraphrase.dialogs.pairing import build_turns, pair_conversation, pair_replies
-from spacy_paraphrase.dialogs.readers import read_convokit
+from spacy_paraphrase.dialogs.convokit import read_convokit
 from spacy_paraphrase.dialogs.turns import Conversation
 
 

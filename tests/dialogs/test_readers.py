@@ -11,7 +11,8 @@ from spacy_paraphrase.dialogs import (
     read_convokit_speakers,
     read_turn_pairs,
 )
-from spacy_paraphrase.dialogs.readers import read_chat, read_convokit, read_dialogs, read_mediasum, unify_speaker_names
+from spacy_paraphrase.dialogs.convokit import read_convokit
+from spacy_paraphrase.dialogs.readers import read_chat, read_dialogs, read_mediasum, unify_speaker_names
 
 
 def write_jsonl(path, records):
@@ -78,7 +79,7 @@ def test_convokit_interleaved_conversations_are_grouped(tmp_path):
 def test_convokit_second_pass_seeks_per_conversation(tmp_path, monkeypatch):
     """Texts are not kept from the first pass: each conversation's records are
     read back (by byte offset) only when that conversation is produced."""
-    from spacy_paraphrase.dialogs import readers
+    from spacy_paraphrase.dialogs import convokit
 
     folder = convokit_dir(tmp_path, [utt("a0", "A", "H", "x"), utt("b0", "B", "H", "y"),
                                       utt("a1", "A", "G", "z"), utt("b1", "B", "G", "w")])
@@ -88,8 +89,8 @@ def test_convokit_second_pass_seeks_per_conversation(tmp_path, monkeypatch):
         seeks.append(start)
         return read_json_at(fh, start, end)
 
-    read_json_at = readers.read_json_at
-    monkeypatch.setattr(readers, "read_json_at", spy)
+    read_json_at = convokit.read_json_at
+    monkeypatch.setattr(convokit, "read_json_at", spy)
     conversations = read_convokit(folder)
     assert [u.text for u in next(conversations).utterances] == ["x", "z"]
     lines = (folder / "utterances.jsonl").read_bytes().splitlines(keepends=True)

@@ -20,14 +20,6 @@ def flat(output: str) -> str:
     return " ".join(output.split())  # wasabi wraps long lines
 
 
-@pytest.fixture(scope="module")
-def model(trained_pipeline, tmp_path_factory):
-    nlp, _ = trained_pipeline
-    path = tmp_path_factory.mktemp("report_model") / "model"
-    nlp.to_disk(path)
-    return path
-
-
 def _summary(path):
     with open(path, newline="", encoding="utf-8") as f:
         return {row["key"]: row["value"] for row in csv.DictReader(f)}
