@@ -141,13 +141,17 @@ PAIRS = [
 ]
 
 
-def make_nlp(tiny_bert, inline=False):
+def make_nlp(tiny_bert, inline=False, factory: str = "pair_transformer"):
+    """A tiny pipeline: ``factory`` ("pair_transformer", the configs' own, or
+    spacy-transformers' stock "transformer") + ``paraphrase_spans`` listening
+    to it; ``inline``: the transformer inside ``paraphrase_spans``."""
     nlp = spacy.blank("en")
     if inline:
         nlp.add_pipe("paraphrase_spans", config={"model": {"tok2vec": {"name": tiny_bert}}})
         return nlp
     nlp.add_pipe(
-        "transformer",
+        factory,
+        name="transformer",
         config={
             "model": {
                 "@architectures": "spacy_paraphrase.PairTransformerModel.v1",

@@ -204,15 +204,14 @@ def load_weights(module: torch.nn.Module, index: Mapping[str, Union[TensorEntry,
     handles: Dict[Path, object] = {}
     with contextlib.ExitStack() as stack:
         for name, current in targets.items():
-            if id(current) in loaded:  # tied to a parameter read already
-                _assign(module, name, current, loaded[id(current)])
+            if id(current) in loaded:  # tied to a parameter read already: the same object again
+                _assign(module, name, loaded[id(current)])
                 continue
             stored = key(name)
             entry = index.get(stored)
             if entry is None and zeros_for(name):
                 value = torch.zeros(tuple(current.shape), dtype=current.dtype, device=device)
-                loaded[id(current)] = value
-                _assign(module, name, current, value)
+                loaded[id(current)] = _assign(module, name, _like(current, value))
                 continue
             if entry is None:
                 raise WeightsFileError(f"the weights have no tensor {stored!r} for the model's {name!r}.")
@@ -230,8 +229,7 @@ def load_weights(module: torch.nn.Module, index: Mapping[str, Union[TensorEntry,
                 value = value.to(current.dtype)  # e.g. fp16 weights into an fp32 model, one tensor at a time
             if device is not None and torch.device(device).type != "cpu":
                 value = value.to(device)
-            loaded[id(current)] = value
-            _assign(module, name, current, value)
+            loaded[id(current)] = _assign(module, name, _like(current, value))
     if strict:
         extra = sorted(set(index) - set(used))
         if extra:
@@ -240,13 +238,21 @@ def load_weights(module: torch.nn.Module, index: Mapping[str, Union[TensorEntry,
     return used
 
 
-def _assign(module: torch.nn.Module, name: str, current: torch.Tensor, value: torch.Tensor) -> None:
+def _like(current: torch.Tensor, value: torch.Tensor) -> torch.Tensor:
+    """``value`` as what ``current`` is: a Parameter (same requires_grad) or a buffer."""
+    if isinstance(current, torch.nn.Parameter):
+        return torch.nn.Parameter(value, requires_grad=current.requires_grad)
+    return value
+
+
+def _assign(module: torch.nn.Module, name: str, value: torch.Tensor) -> torch.Tensor:
     owner_name, _, leaf = name.rpartition(".")
     owner = module.get_submodule(owner_name) if owner_name else module
-    if isinstance(current, torch.nn.Parameter):
-        owner._parameters[leaf] = torch.nn.Parameter(value, requires_grad=current.requires_grad)
+    if isinstance(value, torch.nn.Parameter):
+        owner._parameters[leaf] = value
     else:
         owner._buffers[leaf] = value
+    return value
 
 
 def save_weights(module: torch.nn.Module, path: Path, metadata: Optional[Dict[str, str]] = None) -> None:
