@@ -51,7 +51,9 @@ QUANTIZE_METHODS_TIMED = ("int8", "int8-token")
 SHAPES = {
     "tiny": dict(hidden_size=64, intermediate_size=128, num_attention_heads=2, num_hidden_layers=2),
     "base": dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12, num_hidden_layers=12),
-    "large": dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24),
+    # deberta-v3-large: 434M parameters, 1.74 GB of fp32 weights (its vocabulary is 128,100 whatever the tokenizer's)
+    "large": dict(hidden_size=1024, intermediate_size=4096, num_attention_heads=16, num_hidden_layers=24,
+                  vocab_size=128100),
 }
 
 
@@ -67,10 +69,11 @@ def make_checkpoint(shape: str, folder: Path, model_max_length: Optional[int] = 
 
     torch.manual_seed(0)
     tokenizer = AutoTokenizer.from_pretrained(str(DEBERTA_TOKENIZER))
+    shape = dict(SHAPES[shape])
     config = DebertaV2Config(
-        vocab_size=len(tokenizer), max_position_embeddings=512, relative_attention=True, position_buckets=256,
+        vocab_size=shape.pop("vocab_size", len(tokenizer)), max_position_embeddings=512, relative_attention=True, position_buckets=256,
         norm_rel_ebd="layer_norm", share_att_key=True, pos_att_type=["p2c", "c2p"], position_biased_input=False,
-        type_vocab_size=0, max_relative_positions=-1, num_labels=2, layer_norm_eps=1e-7, **SHAPES[shape])
+        type_vocab_size=0, max_relative_positions=-1, num_labels=2, layer_norm_eps=1e-7, **shape)
     model = DebertaV2ForTokenClassification(config)
     with torch.no_grad():
         model.classifier.weight.mul_(50.0)

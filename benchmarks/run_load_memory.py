@@ -7,8 +7,8 @@ weights file's size; and the same pipeline saved the old way (the stock
 for comparison, with the largest difference between the two pipelines' word
 probabilities.
 
-Each step runs as a child process; its peak resident memory is the kernel's
-``ru_maxrss`` of that child (``os.wait4``: what ``/usr/bin/time -f %M`` reports).
+Each step runs as a child process under ``/usr/bin/time -f %M`` (its peak
+resident memory); this process itself loads no model.
 The checkpoint is a DeBERTa-v3 token classifier with random weights
 (``run_imported_speed.make_checkpoint``; ``--shape large`` is
 deberta-v3-large's: 24 layers, hidden 1024, 434M parameters, 1.74 GB of fp32
@@ -28,15 +28,16 @@ import platform
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .run_imported_speed import make_checkpoint
 from .run_pipeline_overhead import DEFAULT_DATA, print_and_write, read_pairs
 
 REPO = Path(__file__).resolve().parents[1]
 GIB = 1024 ** 3
+TIME = "/usr/bin/time"  # GNU time (Debian's `time` package)
 
 IMPORTS = "import torch, transformers, spacy, spacy_transformers, spacy_paraphrase.encoder.component"
 LOAD = "import spacy, sys; spacy.load(sys.argv[1])"
@@ -80,25 +81,22 @@ print(json.dumps(max(float(numpy.abs(x - y).max()) for x, y in zip(*out))))
 """
 
 
-def _maxrss_gib(usage) -> Optional[float]:
-    return None if usage is None else round(usage.ru_maxrss * 1024 / GIB, 3)
-
-
 def run_peak(cmd: List[str], what: str) -> Dict:
-    """Run ``cmd`` (stderr dropped); its peak resident memory in GiB (the
-    child's own ``ru_maxrss``, read by reaping it with ``os.wait4``), wall time
-    and the end of its stdout."""
+    """Run ``cmd`` (stderr dropped) under ``/usr/bin/time -f %M``: its peak
+    resident memory in GiB, wall time and the end of its stdout. (GNU time
+    forks the command from its own small process; a child forked straight
+    from this one would start its high-water mark at this process's size.)"""
     print(f"[load_memory] {what}", file=sys.stderr, flush=True)
     start = time.perf_counter()
-    with open(os.devnull, "wb") as devnull:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=devnull)
-        out = proc.stdout.read().decode("utf-8", "replace")
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"{what} failed (exit {proc.returncode}): {' '.join(map(str, cmd))}")
-    return {"peak_gib": _maxrss_gib(usage), "seconds": round(time.perf_counter() - start, 1),
-            "stdout": out.strip()[-200:]}
+    with tempfile.TemporaryDirectory() as tmp:
+        kib_file = Path(tmp) / "maxrss"
+        proc = subprocess.run([TIME, "-f", "%M", "-o", str(kib_file), *map(str, cmd)], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"{what} failed (exit {proc.returncode}): {' '.join(map(str, cmd))}")
+        kib = int(kib_file.read_text().split()[-1])
+    return {"peak_gib": round(kib * 1024 / GIB, 3), "seconds": round(time.perf_counter() - start, 1),
+            "stdout": proc.stdout.strip()[-200:]}
 
 
 def weights_bytes(folder: Path) -> int:
@@ -148,9 +146,10 @@ def main(argv=None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     checkpoint = args.checkpoint or work / f"checkpoint_{args.shape}"
     if args.checkpoint is None and not (checkpoint / "config.json").is_file():
-        print(f"[load_memory] making a random {args.shape} checkpoint", file=sys.stderr, flush=True)
         shutil.rmtree(checkpoint, ignore_errors=True)
-        make_checkpoint(args.shape, checkpoint, model_max_length=None)
+        make = ("import sys; from pathlib import Path; from benchmarks.run_imported_speed import make_checkpoint; "
+                "make_checkpoint(sys.argv[1], Path(sys.argv[2]), model_max_length=None)")
+        run_peak([py, "-c", make, args.shape, str(checkpoint)], f"making a random {args.shape} checkpoint")
     weights = weights_bytes(checkpoint)
     pairs, source = read_pairs(args.data, args.pairs, seed=0)
     pairs_file = work / "pairs.json"

@@ -80,9 +80,9 @@ HUB_MADE = ("reads the pipeline the hub import just before it writes; tests/test
             "imported pipeline")
 # command or block text -> why it does not run here
 SKIP: Dict[str, str] = {
-    "spacy_paraphrase annotate MODEL dialogs.jsonl out/ --engine ray [--address auto]": RAY,
-    "spacy_paraphrase annotate /shared/model /shared/news.jsonl /shared/out/ --engine ray --address auto -n 32": RAY,
-    "spacy_paraphrase annotate training/contextdep_minilm_cpu/model-tuned news_dialogue.jsonl out/ --format mediasum "
+    "spacy_paraphrase annotate MODEL dialogs.jsonl records.jsonl --engine ray [--address auto]": RAY,
+    "spacy_paraphrase annotate /shared/model /shared/news.jsonl /shared/records.jsonl --engine ray --address auto -n 32": RAY,
+    "spacy_paraphrase annotate training/contextdep_minilm_cpu/model-tuned news_dialogue.jsonl records.jsonl --format mediasum "
     "--engine ray -n 4 --with-probs": "starts a local Ray cluster of 4 workers (minutes on 2 cores); "
                                       "tests/annotate/test_ray.py runs the Ray engine",
     "spacy_paraphrase backbone install intfloat/multilingual-e5-small": INSTALL,
@@ -96,7 +96,7 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase import-model SOURCE OUTPUT_DIR [--revision REV] [--long-pairs windows] [--name NAME] [--force]":
         HUB,
     "spacy_paraphrase import-model SOURCE OUTPUT_DIR": HUB,
-    "spacy_paraphrase annotate training/paper_model dialogs.jsonl out/": HUB_MADE,
+    "spacy_paraphrase annotate training/paper_model dialogs.jsonl records.jsonl": HUB_MADE,
     "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
     "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
     "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "

@@ -2,7 +2,9 @@
 (docs/architecture.md, "The pair encoder").
 
 plan.py (tokenize a batch, cut long pairs into windows, align the pieces to
-the tokens), batching.py (sub-batches by length within a batch), shim.py
+the tokens), batching.py (sub-batches by length within a batch), component.py
+(the pair_transformer component: weights saved as safetensors), weights_file.py
+(the weights read into a module built without them), shim.py
 (torch workarounds), quantize.py (int8 inference), model.py
 (``PairTransformerModel``), architectures.py (the registered names).
 
