@@ -86,6 +86,8 @@ def run_peak(cmd: List[str], what: str) -> Dict:
     resident memory in GiB, wall time and the end of its stdout. (GNU time
     forks the command from its own small process; a child forked straight
     from this one would start its high-water mark at this process's size.)"""
+    if not Path(TIME).is_file():
+        raise SystemExit(f"{TIME} (GNU time) is needed to read each step's peak memory: apt-get install time")
     print(f"[load_memory] {what}", file=sys.stderr, flush=True)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

@@ -7,15 +7,21 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The browser tests of the HTML pages (visualize, report) need headless
-# Chromium: installed with apt-get where there is one (Debian/Ubuntu; as root,
-# else with password-less sudo). A failure is reported, not fatal: those tests
-# then skip, saying why.
+# Chromium, and the memory benchmark GNU time (/usr/bin/time): installed with
+# apt-get where there is one (Debian/Ubuntu; as root, else with password-less
+# sudo). A failure is reported, not fatal: those tests then skip, saying why.
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1 \
     && command -v apt-get >/dev/null 2>&1; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
   ($SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "WARNING: could not install chromium (apt-get install -y chromium): the browser tests will skip" >&2
+fi
+if [ ! -x /usr/bin/time ] && command -v apt-get >/dev/null 2>&1; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo -n"; fi
+  ($SUDO apt-get update -qq && $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null) \
+    || echo "WARNING: could not install GNU time (apt-get install -y time): the memory benchmark's test will skip" >&2
 fi
 PYTHON=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then
