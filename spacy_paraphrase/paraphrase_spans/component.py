@@ -314,7 +314,7 @@ class ParaphraseSpans(TrainablePipe):
         ``LEGACY_RULE``, whatever the factory's default is now."""
         if "cfg" in exclude:
             return load()
-        own = self.cfg.pop("pair_score_rule")
+        own = self.cfg.pop("pair_score_rule", LEGACY_RULE)
         try:
             out = load()
         except BaseException:
