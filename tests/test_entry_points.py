@@ -23,6 +23,8 @@ def test_entry_points_in_fresh_interpreter():
         import spacy
         from spacy.util import registry
         assert "spacy_paraphrase" not in sys.modules
+        # the pair-score rules come from their own entry points (spacy_misc), not by the factory's import
+        assert registry.misc.get("spacy_paraphrase.min_turn_top3_mean.v1")().name.endswith("top3_mean.v1")
         nlp = spacy.blank("en")
         pipe = nlp.add_pipe("paraphrase_spans")
         assert type(pipe).__name__ == "ParaphraseSpans"
@@ -40,6 +42,8 @@ def test_entry_points_in_fresh_interpreter():
         registry.scorers.get("spacy_paraphrase.pair_classifier_scorer.v1")
         registry.readers.get("spacy_paraphrase.PairCorpus.v1")
         registry.augmenters.get("spacy_paraphrase.swap_turns_augmenter.v1")
+        for name in ["spacy_paraphrase.min_turn_max.v1", "spacy_paraphrase.min_turn_top3_mean.v1"]:
+            assert registry.misc.get(name)().name == name
         print("OK")
         """
     )

@@ -14,9 +14,14 @@ Training targets come from the reference Doc: ``doc.spans[spans_key].attrs
 else 1 for tokens inside the reference spans and 0 elsewhere. The loss is binary
 cross-entropy, averaged over the tokens that have wordpieces, plus the optional
 pair loss (``pair_loss_weight``, see ``ParaphraseSpans.get_loss``).
+
+The pair score's rule is the factory argument ``pair_score``, a registered
+function (``pair_score.py``: ``{"@misc": "spacy_paraphrase.min_turn_max.v1"}``
+by default), kept by name in ``cfg["pair_score_rule"]``; a pipeline saved
+before it existed loads with ``pair_score.LEGACY_RULE``, the rule it had.
 """
 from itertools import islice
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy
 from spacy.language import Language
@@ -30,8 +35,8 @@ from ..pipe_by_length import pipe_by_length
 from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns, is_pair_doc
 from ..backbones.resolve import record_backbone
 from .model import TokenScores
-from .pair_score import pair_score_and_token
-from .readout import SOURCE_LABEL, Readout
+from .pair_score import LEGACY_RULE, PairScoreRule, get_rule
+from .readout import SOURCE_LABEL, Readout, fill_unscored_with_sources
 from .scorer import make_paraphrase_spans_scorer  # noqa: F401  (registers the scorer)
 from .scorer import reference_token_targets
 
@@ -76,6 +81,7 @@ DEFAULT_SCORE_WEIGHTS = {
         "trim_edges": False,
         "vote_share_map": None,
         "pair_loss_weight": 0.0,
+        "pair_score": {"@misc": "spacy_paraphrase.min_turn_max.v1"},
         "scorer": {"@scorers": "spacy_paraphrase.paraphrase_spans_scorer.v1"},
     },
     default_score_weights=DEFAULT_SCORE_WEIGHTS,
@@ -95,8 +101,13 @@ def make_paraphrase_spans(
     trim_edges: bool,
     vote_share_map: Optional[Dict[str, Any]],
     pair_loss_weight: float,
+    pair_score: Union[Callable, str],
     scorer: Optional[Callable],
 ) -> "ParaphraseSpans":
+    """``pair_score``: the pair-score rule, a registered ``PairScoreRule``
+    (``pair_score.py``) or its name (``"min_turn_max.v1"``, the name vote-share
+    maps recorded before rules were registered, reads as
+    ``spacy_paraphrase.min_turn_max.v1``)."""
     return ParaphraseSpans(
         nlp.vocab,
         model,
@@ -112,15 +123,24 @@ def make_paraphrase_spans(
         trim_edges=trim_edges,
         vote_share_map=vote_share_map,
         pair_loss_weight=pair_loss_weight,
+        pair_score=pair_score,
         scorer=scorer,
     )
 
 
-def _pair_score_token(doc: Doc, scores: TokenScores) -> Optional[int]:
-    """The token whose probability is the pair score (``pair_score.py``) among
-    the tokens with wordpieces, or None."""
-    has = (scores.n_pieces > 0) & ~scores.cut
-    return pair_score_and_token(doc, numpy.where(has, scores.probs, numpy.nan))[1]
+def pair_score_and_token_weights(
+    doc: Doc, scores: TokenScores, rule: Union[PairScoreRule, str, None] = None
+) -> Tuple[float, numpy.ndarray]:
+    """The pair score of the model's output for one Doc, as the readout
+    computes it (``rule`` on the filled probabilities), and d score / d p for
+    each token's *model* probability: a filled token's weight goes to the
+    token whose probability it took (0 for tokens without wordpieces)."""
+    probs, sources = fill_unscored_with_sources(doc, scores)
+    score, weights = get_rule(rule).score_and_weights(doc, probs)
+    model_weights = numpy.zeros((len(doc),), dtype="float64")
+    carried = sources >= 0
+    numpy.add.at(model_weights, sources[carried], weights[carried])
+    return score, model_weights
 
 
 class ParaphraseSpans(TrainablePipe):
@@ -146,6 +166,7 @@ class ParaphraseSpans(TrainablePipe):
         trim_edges: bool = False,
         vote_share_map: Optional[Dict[str, Any]] = None,
         pair_loss_weight: float = 0.0,
+        pair_score: Union[Callable, str, None] = None,
         scorer: Optional[Callable] = None,
     ) -> None:
         self.vocab = vocab
@@ -164,6 +185,7 @@ class ParaphraseSpans(TrainablePipe):
             "trim_edges": trim_edges,
             "vote_share_map": vote_share_map,
             "pair_loss_weight": pair_loss_weight,
+            "pair_score_rule": get_rule(pair_score).name,  # type: ignore[arg-type]
         }
         Readout.from_cfg(self.cfg)  # validates the settings (e.g. an unknown highlight_scale)
 
@@ -217,8 +239,12 @@ class ParaphraseSpans(TrainablePipe):
         target (mean over tokens); with ``pair_loss_weight`` > 0, plus that
         weight times the cross-entropy of the pair score against the pair's
         target (``reference.cats[cats_key]``: the vote share for soft data),
-        averaged over the pairs. The pair score is a min of maxes, so its
-        gradient goes to the one token that sets it."""
+        averaged over the pairs. The pair score is the readout's (its rule,
+        ``cfg["pair_score_rule"]``, on the filled probabilities it stores), and
+        its gradient reaches each token by the rule's weights (d score / d p:
+        the one token that sets a max, 1/k on each of a top-k mean's k):
+        d loss / d logit_j = (s - t) / (s (1 - s)) * w_j * p_j (1 - p_j), which
+        is p_j - t for a max."""
         examples = list(examples)
         eps = 1e-7
         token_grads = []
@@ -239,15 +265,20 @@ class ParaphraseSpans(TrainablePipe):
         d_logits = [d / norm for d in token_grads]
         weight = float(self.cfg.get("pair_loss_weight", 0.0))
         if weight > 0:
+            rule = get_rule(self.readout.pair_score_rule)
             pair_total = 0.0
             for i, (eg, doc_scores) in enumerate(zip(examples, scores)):
                 target = self._pair_target(eg)
-                j = _pair_score_token(eg.predicted, doc_scores)
-                if target is None or j is None:
+                if target is None:
                     continue
-                pj = float(numpy.clip(doc_scores.probs[j], eps, 1 - eps))
-                pair_total += -(target * numpy.log(pj) + (1 - target) * numpy.log(1 - pj))
-                d_logits[i][j] += weight * (pj - target) / len(examples)
+                s, w = pair_score_and_token_weights(eg.predicted, doc_scores, rule)
+                if not w.any():  # a turn without probabilities: a constant 0
+                    continue
+                s = float(numpy.clip(s, eps, 1 - eps))
+                pair_total += -(target * numpy.log(s) + (1 - target) * numpy.log(1 - s))
+                p = numpy.nan_to_num(doc_scores.probs.astype("float64"))
+                d_pair = (s - target) / (s * (1 - s)) * w * p * (1 - p)
+                d_logits[i] += (weight * d_pair / len(examples)).astype("float32")
             loss += weight * pair_total / max(len(examples), 1)
         return loss, [self.model.ops.asarray1f(d) for d in d_logits]
 
@@ -275,6 +306,29 @@ class ParaphraseSpans(TrainablePipe):
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    def _load_cfg(self, load: Callable[[], Any], exclude: Iterable[str]) -> Any:
+        """Run ``load`` (TrainablePipe's ``from_disk`` / ``from_bytes``, which
+        update ``cfg`` from the saved one): a saved cfg without
+        ``pair_score_rule`` was saved before rules were named, so its rule is
+        ``LEGACY_RULE``, whatever the factory's default is now."""
+        if "cfg" in exclude:
+            return load()
+        own = self.cfg.pop("pair_score_rule", LEGACY_RULE)
+        try:
+            out = load()
+        except BaseException:
+            self.cfg.setdefault("pair_score_rule", own)
+            raise
+        self.cfg.setdefault("pair_score_rule", LEGACY_RULE)
+        Readout.from_cfg(self.cfg)  # validates the saved settings (an unknown rule)
+        return out
+
+    def from_disk(self, path, *, exclude: Iterable[str] = tuple()) -> "ParaphraseSpans":
+        return self._load_cfg(lambda: super(ParaphraseSpans, self).from_disk(path, exclude=exclude), exclude)
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()) -> "ParaphraseSpans":
+        return self._load_cfg(lambda: super(ParaphraseSpans, self).from_bytes(bytes_data, exclude=exclude), exclude)
 
     def initialize(
         self,

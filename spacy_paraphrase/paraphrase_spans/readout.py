@@ -5,14 +5,14 @@ is README.md, "What the component writes"; the functions below are the
 rule's parts and the documented function forms of it."""
 import dataclasses
 import numbers
-from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 import numpy
 from spacy.tokens import Doc, Span, SpanGroup
 
 from ..pair_doc import PARAPHRASE_LABEL, SPANS_KEY, get_turns
 from .decoding import check_decoding, decode_turn
-from .pair_score import pair_score_from_probs
+from .pair_score import DEFAULT_RULE, LEGACY_RULE, get_rule
 from .vote_share import VoteShareMap, agreement_of_share, check_vote_share_map
 
 if TYPE_CHECKING:
@@ -22,29 +22,48 @@ SOURCE_LABEL = "SOURCE"
 HIGHLIGHT_SCALES = ("absolute", "turn_max")
 
 
-def fill_unscored(doc: Doc, scores: "TokenScores") -> numpy.ndarray:
-    """Token probabilities for the whole Doc, applying the documented rule to
-    tokens without wordpieces. NaN for cut tokens and tokens outside turns."""
+def fill_unscored_with_sources(doc: Doc, scores: "TokenScores") -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """``fill_unscored`` and, per token, the Doc index of the scored token
+    whose probability it carries (itself for a token with wordpieces, the
+    lower neighbour for a filled one; -1 for a 0 at a turn's edge, a cut token
+    and a token outside the turns): how the pair loss moves a filled token's
+    weight onto the model's output."""
     probs = numpy.full((len(doc),), numpy.nan, dtype="float32")
+    sources = numpy.full((len(doc),), -1, dtype="int64")
     for turn in get_turns(doc):
         p = scores.probs[turn.start : turn.end]
         has = scores.n_pieces[turn.start : turn.end] > 0
         cut = scores.cut[turn.start : turn.end]
         out = numpy.where(has, p, numpy.nan).astype("float32")
+        n = len(out)
+        positions = numpy.arange(n)
+        src = numpy.where(has, positions, -1)
         if not has.all():
             # the nearest probability before and after each token (NaN: none)
-            n = len(out)
-            positions = numpy.arange(n)
             before = numpy.maximum.accumulate(numpy.where(has, positions, -1))
             after = numpy.minimum.accumulate(numpy.where(has, positions, n)[::-1])[::-1]
             prev = numpy.where(before >= 0, out[numpy.maximum(before, 0)], numpy.nan)
             nxt = numpy.where(after < n, out[numpy.minimum(after, n - 1)], numpy.nan)
-            fill = numpy.fmin(prev, nxt)
-            fill = numpy.where(numpy.isnan(prev) | numpy.isnan(nxt), 0.0, fill)
+            edge = numpy.isnan(prev) | numpy.isnan(nxt)
+            fill = numpy.where(edge, 0.0, numpy.fmin(prev, nxt))
             out = numpy.where(has, out, fill).astype("float32")
+            with numpy.errstate(invalid="ignore"):
+                lower = numpy.where(prev <= nxt, before, after)
+            src = numpy.where(has, positions, numpy.where(edge, -1, lower))
             out[cut] = numpy.nan
+            src[cut] = -1
         probs[turn.start : turn.end] = out
-    return probs
+        sources[turn.start : turn.end] = numpy.where(src >= 0, turn.start + src, -1)
+    return probs, sources
+
+
+def fill_unscored(doc: Doc, scores: "TokenScores") -> numpy.ndarray:
+    """Token probabilities for the whole Doc, applying the documented rule to
+    tokens without wordpieces (the lower of the nearest probabilities before
+    and after in the turn; 0 at a turn's edge). NaN for cut tokens and tokens
+    outside turns. What the readout stores and the pair score reads, in
+    training as in inference."""
+    return fill_unscored_with_sources(doc, scores)[0]
 
 
 def span_means(probs: numpy.ndarray, spans: List[Span]) -> List[float]:
@@ -117,7 +136,9 @@ class Readout:
     selects (``highlight_threshold`` on ``highlight_scale``) become spans
     (README.md, "What the component writes"). Immutable: change a setting with
     ``replace``. The ``paraphrase_spans`` component keeps these settings in its
-    ``cfg`` under the same keys and builds its readout from there."""
+    ``cfg`` under the same keys and builds its readout from there.
+    ``pair_score_rule``: the registered name of the pair-score rule
+    (``pair_score.py``)."""
 
     threshold: float = 0.5
     highlight_threshold: float = 0.5
@@ -129,16 +150,18 @@ class Readout:
     max_spans: int = 0
     trim_edges: bool = False
     vote_share_map: Optional[Dict[str, object]] = None
+    pair_score_rule: str = DEFAULT_RULE
 
     def __post_init__(self) -> None:
         check_highlight_scale(self.highlight_scale)
+        object.__setattr__(self, "pair_score_rule", get_rule(self.pair_score_rule).name)
         for name in ("max_gap", "min_span_length", "max_spans"):
             value = getattr(self, name)
             # a tuned value may come back as a whole float (2.0): keep it an int
             if isinstance(value, float) and value.is_integer():
                 object.__setattr__(self, name, int(value))
         check_decoding(self.max_gap, self.min_span_length, self.max_spans, self.trim_edges)
-        check_vote_share_map(self.vote_share_map)
+        check_vote_share_map(self.vote_share_map, rule=self.pair_score_rule)
         for name in ("threshold", "highlight_threshold"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
@@ -152,9 +175,11 @@ class Readout:
     def from_cfg(cls, cfg: Mapping[str, object]) -> "Readout":
         """The readout of a component's ``cfg`` (or any mapping with the same
         keys). Missing keys take the defaults above (pipelines saved before
-        ``highlight_scale`` existed read as ``"absolute"``); other keys, e.g.
+        ``highlight_scale`` existed read as ``"absolute"``), but a missing
+        ``pair_score_rule`` is ``pair_score.LEGACY_RULE``, the rule of every
+        pipeline saved before rules were named; other keys, e.g.
         ``pair_loss_weight``, are ignored."""
-        return cls(**{key: cfg[key] for key in READOUT_KEYS if key in cfg})
+        return cls(**{"pair_score_rule": LEGACY_RULE, **{key: cfg[key] for key in READOUT_KEYS if key in cfg}})
 
     def to_cfg(self) -> Dict[str, object]:
         """The settings as the component's ``cfg`` keys."""
@@ -168,11 +193,11 @@ class Readout:
         return dataclasses.replace(self, **changes)
 
     def pair_score(self, doc: Doc, probs: numpy.ndarray) -> float:
-        """The pair score of token probabilities: min over the turns of the
-        max probability (``pair_score_from_probs``). A producer whose pair
+        """The pair score of token probabilities under ``pair_score_rule``
+        (default: min over the turns of the max probability). A producer whose pair
         score is not a function of its token probabilities (the LLM task: the
         share of samples answering "yes") passes it to ``annotate``."""
-        return pair_score_from_probs(doc, probs)
+        return get_rule(self.pair_score_rule)(doc, probs)
 
     def is_paraphrase(self, pair_score: float) -> bool:
         """The pair's decision: whether its pair score reaches ``threshold``
@@ -211,7 +236,7 @@ class Readout:
         (``vote_share.py``); without a map, the pair score itself."""
         if self.vote_share_map is None:
             return float(pair_score)
-        return VoteShareMap.from_cfg(self.vote_share_map).predict_doc(doc, probs)
+        return VoteShareMap.from_cfg(self.vote_share_map).predict_doc(doc, probs, self.pair_score_rule)
 
     def annotate(
         self,

@@ -9,10 +9,10 @@ fitted on pairs with annotator votes (``fit_vote_share``: the binomial
 likelihood of each pair's k "paraphrase" votes out of n, L2-penalised). It is
 stored in the component's cfg (``vote_share_map``), so it survives
 ``to_disk`` and ``spacy package``, and applied by the ``Readout`` in
-``nlp.pipe``. A map records the pair-score rule it was fitted with
-(``pair_score.RULE``; a map saved without it was fitted with
-``UNRECORDED_RULE``) and a ``StaleVoteShareMap`` warning says when it is
-loaded under another rule. ``tune --key vote_share`` fits it on dev;
+``nlp.pipe``. A map records the pair-score rule it was fitted with (the
+readout's ``pair_score_rule``, ``pair_score.py``; a map saved without it was
+fitted with ``UNRECORDED_RULE``) and a ``StaleVoteShareMap`` warning says when
+it is loaded by a readout with another rule. ``tune --key vote_share`` fits it on dev;
 ``cross-tune`` fits it on the tuning folds and scores the held-out fold.
 
 ``agreement_of_share(s) = s² + (1 − s)²``: the chance that two annotators
@@ -28,8 +28,7 @@ import numpy
 from spacy.tokens import Doc
 
 from ..pair_doc import get_turns
-from . import pair_score
-from .pair_score import pair_score_from_probs, turn_maxima
+from .pair_score import DEFAULT_RULE, get_rule, rule_name, turn_maxima, turn_top_k_mean
 
 FEATURES = ("pair_score", "first_max", "second_max", "first_top3", "second_top3")
 # What `tune --key vote_share` and `cross-tune` fit: the pair score
@@ -60,20 +59,25 @@ def annotator_agreement(k: int, n: int) -> Optional[float]:
     return (k * (k - 1) + (n - k) * (n - k - 1)) / (n * (n - 1))
 
 
+_TOP3 = turn_top_k_mean(3)
+
+
 def _top3(probs: numpy.ndarray) -> float:
     """The mean of a turn's three highest probabilities (NaN left out; 0: none)."""
     p = probs[~numpy.isnan(probs)]
-    return float(numpy.sort(p)[::-1][:3].mean()) if len(p) else 0.0
+    return _TOP3(p)[0] if len(p) else 0.0
 
 
-def pair_features(doc: Doc, probs: numpy.ndarray) -> Dict[str, float]:
-    """The values of ``FEATURES`` for one processed pair Doc (probabilities)."""
+def pair_features(doc: Doc, probs: numpy.ndarray, rule: Optional[str] = None) -> Dict[str, float]:
+    """The values of ``FEATURES`` for one processed pair Doc (probabilities);
+    ``pair_score`` under ``rule`` (a registered pair-score rule; default:
+    ``pair_score.DEFAULT_RULE``)."""
     probs = numpy.asarray(probs, dtype="float64")
     first, second = get_turns(doc)
     (f_max, _), (s_max, _) = turn_maxima(doc, probs)
     f_top = _top3(probs[first.start : first.end])
     s_top = _top3(probs[second.start : second.end])
-    return {"pair_score": pair_score_from_probs(doc, probs), "first_max": f_max, "second_max": s_max,
+    return {"pair_score": get_rule(rule)(doc, probs), "first_max": f_max, "second_max": s_max,
             "first_top3": f_top, "second_top3": s_top}
 
 
@@ -91,8 +95,8 @@ class VoteShareMap:
 
     def __init__(self, features: Sequence[str], coef: Sequence[float], intercept: float,
                  pair_score_rule: Optional[str] = None) -> None:
-        """``pair_score_rule``: the rule the map was fitted with (default: this version's)."""
-        self.pair_score_rule = pair_score.RULE if pair_score_rule is None else pair_score_rule
+        """``pair_score_rule``: the rule the map was fitted with (default: ``pair_score.DEFAULT_RULE``)."""
+        self.pair_score_rule = DEFAULT_RULE if pair_score_rule is None else pair_score_rule
         check_vote_share_map({"features": list(features), "coef": list(coef), "intercept": intercept,
                               "pair_score_rule": self.pair_score_rule}, warn_stale=False)
         self.features = tuple(features)
@@ -116,15 +120,18 @@ class VoteShareMap:
             return numpy.zeros((0,), dtype="float64")
         return _sigmoid(self.intercept + self.design(rows) @ self.coef)
 
-    def predict_doc(self, doc: Doc, probs: numpy.ndarray) -> float:
-        return float(self.predict([pair_features(doc, probs)])[0])
+    def predict_doc(self, doc: Doc, probs: numpy.ndarray, rule: Optional[str] = None) -> float:
+        """The share of a pair whose pair score is under ``rule`` (the readout's)."""
+        return float(self.predict([pair_features(doc, probs, rule)])[0])
 
 
-def check_vote_share_map(cfg: Optional[Mapping[str, object]], warn_stale: bool = True) -> None:
+def check_vote_share_map(cfg: Optional[Mapping[str, object]], warn_stale: bool = True,
+                         rule: Optional[str] = None) -> None:
     """Raise ValueError unless ``cfg`` is None or a valid map's cfg; warn
     (``StaleVoteShareMap``, ``warn_stale``) when the map was fitted with
-    another pair-score rule than this version's: once, where a readout takes
-    the map, not again for each map built from it."""
+    another pair-score rule than ``rule`` (the readout's; default
+    ``pair_score.DEFAULT_RULE``): once, where a readout takes the map, not
+    again for each map built from it."""
     if cfg is None:
         return
     if not isinstance(cfg, Mapping) or not MAP_KEYS <= set(cfg) <= MAP_KEYS | {"pair_score_rule"}:
@@ -139,13 +146,14 @@ def check_vote_share_map(cfg: Optional[Mapping[str, object]], warn_stale: bool =
     values = coef + [cfg["intercept"]]
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values):
         raise ValueError(f"vote_share_map: coef and intercept must be finite numbers, got {cfg!r}")
-    rule = cfg.get("pair_score_rule", UNRECORDED_RULE)
-    if not isinstance(rule, str):
-        raise ValueError(f"vote_share_map: pair_score_rule must be a string, got {rule!r}")
-    if warn_stale and rule != pair_score.RULE:
+    fitted = cfg.get("pair_score_rule", UNRECORDED_RULE)
+    if not isinstance(fitted, str):
+        raise ValueError(f"vote_share_map: pair_score_rule must be a string, got {fitted!r}")
+    rule = rule_name(DEFAULT_RULE if rule is None else rule)
+    if warn_stale and rule_name(fitted) != rule:
         warnings.warn(
-            f"The vote_share_map was fitted with the pair-score rule {rule!r}, this version computes "
-            f"{pair_score.RULE!r}: its vote shares are stale; refit it with `tune --key vote_share`.",
+            f"The vote_share_map was fitted with the pair-score rule {fitted!r}, this readout computes "
+            f"{rule!r}: its vote shares are stale; refit it with `tune --key vote_share`.",
             StaleVoteShareMap, stacklevel=2)
 
 
@@ -155,10 +163,13 @@ def fit_vote_share(
     features: Sequence[str] = DEFAULT_FEATURES,
     l2: float = 1.0,
     n_iter: int = 50,
+    pair_score_rule: Optional[str] = None,
 ) -> VoteShareMap:
     """Fit a ``VoteShareMap`` by Newton's method on the binomial likelihood of
     each pair's (k paraphrase votes, n annotators), with an L2 penalty ``l2``
-    on the coefficients (not the intercept). Pairs with n = 0 are left out."""
+    on the coefficients (not the intercept). Pairs with n = 0 are left out.
+    ``pair_score_rule``: the rule the rows' ``pair_score`` was computed with
+    (recorded in the map; default ``pair_score.DEFAULT_RULE``)."""
     keep = [i for i, (_, n) in enumerate(votes) if n > 0]
     if len(keep) < 2:
         raise ValueError("Fitting the vote share needs at least two pairs with annotator votes")
@@ -179,7 +190,7 @@ def fit_vote_share(
         w = w + step
         if numpy.abs(step).max() < 1e-8:
             break
-    return VoteShareMap(features, w[1:].tolist(), float(w[0]))
+    return VoteShareMap(features, w[1:].tolist(), float(w[0]), pair_score_rule)
 
 
 def share_scores(predicted: Sequence[float], votes: Sequence[Tuple[int, int]], prefix: str) -> Dict[str, Optional[float]]:

@@ -227,11 +227,11 @@ def fit_share_map(
             continue
         k, n = (int(v) for v in attrs["votes"])
         if n > 0:
-            rows.append(pair_features(eg.predicted, readout.token_probs(eg.predicted)))
+            rows.append(pair_features(eg.predicted, readout.token_probs(eg.predicted), readout.pair_score_rule))
             votes.append((k, n))
     if len(votes) < 2:
         return None
-    return fit_vote_share(rows, votes, features).to_cfg()
+    return fit_vote_share(rows, votes, features, pair_score_rule=readout.pair_score_rule).to_cfg()
 
 
 def cross_tuned_scores(

@@ -125,7 +125,9 @@ def test_bare_add_pipe_default_model_documented():
     assert cfg["model"]["tok2vec"]["name"] == "sentence-transformers/all-MiniLM-L6-v2"
     assert pipe.cfg == {"spans_key": "paraphrase", "cats_key": "PARAPHRASE", "threshold": 0.5, "highlight_threshold": 0.5,
                         "highlight_scale": "absolute", "max_gap": 0, "min_span_length": 0, "max_spans": 0,
-                        "trim_edges": False, "vote_share_map": None, "pair_loss_weight": 0.0}
+                        "trim_edges": False, "vote_share_map": None, "pair_loss_weight": 0.0,
+                        "pair_score_rule": "spacy_paraphrase.min_turn_max.v1"}
+    assert cfg["pair_score"] == {"@misc": "spacy_paraphrase.min_turn_max.v1"}
 
 
 def test_highlight_scale_turn_max_is_relative_to_each_turn(nlp):

@@ -29,9 +29,11 @@ def test_defaults_are_the_component_defaults():
     r = Readout()
     assert r.to_cfg() == {"threshold": 0.5, "highlight_threshold": 0.5, "highlight_scale": "absolute",
                           "spans_key": "paraphrase", "cats_key": "PARAPHRASE", "max_gap": 0,
-                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None}
+                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None,
+                          "pair_score_rule": "spacy_paraphrase.min_turn_max.v1"}
     assert READOUT_KEYS == ("threshold", "highlight_threshold", "highlight_scale", "spans_key", "cats_key",
-                            "max_gap", "min_span_length", "max_spans", "trim_edges", "vote_share_map")
+                            "max_gap", "min_span_length", "max_spans", "trim_edges", "vote_share_map",
+                            "pair_score_rule")
 
 
 def test_from_cfg_to_cfg_round_trip():
@@ -41,7 +43,8 @@ def test_from_cfg_to_cfg_round_trip():
     assert r == Readout(0.3, 0.25, "turn_max", "sp", "C")
     # pair_loss_weight is not a readout setting: left out; missing decoding keys take the defaults
     assert r.to_cfg() == {**{k: v for k, v in cfg.items() if k != "pair_loss_weight"}, "max_gap": 0,
-                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None}
+                          "min_span_length": 0, "max_spans": 0, "trim_edges": False, "vote_share_map": None,
+                          "pair_score_rule": "spacy_paraphrase.min_turn_max.v1"}
     assert Readout.from_cfg(r.to_cfg()) == r
     # a cfg saved before highlight_scale existed reads as the absolute scale
     old = {k: v for k, v in cfg.items() if k != "highlight_scale"}

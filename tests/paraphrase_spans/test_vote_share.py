@@ -59,38 +59,45 @@ def test_readout_applies_the_map_and_validates_it(nlp):
             Readout(vote_share_map=bad)
 
 
-def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another(monkeypatch):
-    """A change to the pair-score rule (pair_score.py, a new RULE) leaves fitted maps stale:
-    they say so when they load instead of silently mapping another score."""
+def test_a_map_records_its_pair_score_rule_and_warns_when_loaded_under_another():
+    """A map fitted under one pair-score rule (pair_score.py) is stale under another:
+    it says so when a readout with another rule takes it instead of silently
+    mapping another score. Maps saved before rules were registered recorded the
+    default rule as "min_turn_max.v1" (or nothing): the same rule."""
     import warnings
 
-    from spacy_paraphrase.paraphrase_spans import pair_score
+    from spacy_paraphrase.paraphrase_spans.pair_score import DEFAULT_RULE
     from spacy_paraphrase.paraphrase_spans.vote_share import UNRECORDED_RULE, StaleVoteShareMap
 
+    top3 = "spacy_paraphrase.min_turn_top3_mean.v1"
     rows = [{"pair_score": p} for p in (0.1, 0.4, 0.7, 0.9)]
     fitted = fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)], features=["pair_score"])
     cfg = fitted.to_cfg()
-    assert cfg["pair_score_rule"] == pair_score.RULE
-    assert VoteShareMap.from_cfg(cfg).pair_score_rule == pair_score.RULE
+    assert cfg["pair_score_rule"] == DEFAULT_RULE
+    assert VoteShareMap.from_cfg(cfg).pair_score_rule == DEFAULT_RULE
     older = {k: v for k, v in cfg.items() if k != "pair_score_rule"}  # saved before maps recorded it
-    assert VoteShareMap.from_cfg(older).pair_score_rule == UNRECORDED_RULE
+    assert VoteShareMap.from_cfg(older).pair_score_rule == UNRECORDED_RULE == "min_turn_max.v1"
     with warnings.catch_warnings():
         warnings.simplefilter("error", StaleVoteShareMap)
         Readout(vote_share_map=cfg)  # the rule it was fitted with: silent
-        if UNRECORDED_RULE == pair_score.RULE:
-            Readout(vote_share_map=older)
-    monkeypatch.setattr(pair_score, "RULE", "another_rule.v2")
+        Readout(vote_share_map=older)
+        Readout(vote_share_map=dict(cfg, pair_score_rule="min_turn_max.v1"))
     for saved in (cfg, older):
-        with pytest.warns(StaleVoteShareMap, match=r"fitted with the pair-score rule '[\w.]+', this version "
-                                                    r"computes 'another_rule\.v2'.*tune --key vote_share"):
-            Readout(vote_share_map=saved)
+        with pytest.warns(StaleVoteShareMap, match=r"fitted with the pair-score rule '[\w.]+', this readout "
+                                                    r"computes 'spacy_paraphrase\.min_turn_top3_mean\.v1'.*"
+                                                    r"tune --key vote_share"):
+            Readout(vote_share_map=saved, pair_score_rule=top3)
     with warnings.catch_warnings(record=True) as caught:  # once per readout, not once per Doc's map
         warnings.simplefilter("always")
-        stale = Readout(vote_share_map=cfg)
+        stale = Readout(vote_share_map=cfg, pair_score_rule=top3)
         for _ in range(3):
             VoteShareMap.from_cfg(stale.vote_share_map)
     assert [w.category for w in caught] == [StaleVoteShareMap]
-    assert fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)]).to_cfg()["pair_score_rule"] == "another_rule.v2"
+    refit = fit_vote_share(rows, [(0, 4), (1, 4), (3, 4), (4, 4)], pair_score_rule=top3).to_cfg()
+    assert refit["pair_score_rule"] == top3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", StaleVoteShareMap)
+        Readout(vote_share_map=refit, pair_score_rule=top3)
     with pytest.raises(ValueError, match="pair_score_rule must be a string"):
         Readout(vote_share_map=dict(cfg, pair_score_rule=2))
     with pytest.raises(ValueError, match="vote_share_map"):
