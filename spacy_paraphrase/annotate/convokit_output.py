@@ -24,8 +24,8 @@ from ..dialogs.turns import DialogFormatError
 from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import (CONVERSATION_ID, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SPANS, WORDS,
-                            convokit_errors, convokit_records, error_entries, read_records)
+from .record_format import (CONVERSATION_ID, ERROR_KIND, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SKIPPED,
+                            SPANS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -214,7 +214,7 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
         c[1] += bool(record[IS_PARAPHRASE.key])
     if errors.exists():
         for entry in error_entries(errors):
-            if entry.get("kind") == "skipped":
+            if entry.get(ERROR_KIND) == SKIPPED:
                 counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
     return counts
 

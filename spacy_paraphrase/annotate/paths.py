@@ -6,7 +6,6 @@ The model must be a pipeline; each file the run writes is a regular file (or
 new) in a folder that can exist, and none of them is one of the run's inputs
 (compared on resolved paths and on the file itself, so links, ``..`` and a
 second name of the same file are caught)."""
-import json
 import os
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -15,6 +14,7 @@ from spacy.util import is_package
 
 from ..dialogs.pairing import Corpus, SourceOptions
 from ..dialogs.convokit import convokit_folder
+from .resume import UNREADABLE, read_checkpoint
 
 
 class PathError(ValueError):
@@ -143,7 +143,7 @@ def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:
     if not checkpoint.is_file():
         return []
     try:
-        stored = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["errors"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        stored = read_checkpoint(checkpoint)["fingerprint"].get("errors")
+    except UNREADABLE:
         stored = None
     return [output, checkpoint] + ([errors] if stored == str(errors.resolve()) else [])

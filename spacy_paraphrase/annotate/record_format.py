@@ -73,6 +73,15 @@ def invalid_reason(pair: TurnPair, max_length: Optional[int] = None) -> Optional
     return None if found is None else found[1]
 
 
+# The errors file (docs/annotate.md, "Skips, malformed records and the summary"): each entry's kind under
+# ``ERROR_KIND``, one of ``ERROR_KINDS``; ``skip_entry`` and ``problem_entry``
+# build them, and every reader of an errors file compares with these names.
+ERROR_KIND = "kind"
+SKIPPED = "skipped"  # a pair that cannot be annotated
+MALFORMED = "malformed"  # a malformed input record
+ERROR_KINDS = (SKIPPED, MALFORMED)
+
+
 def skip_entry(pair: TurnPair, max_length: int = MAX_TURN_CHARS) -> Optional[Dict[str, Any]]:
     """The errors-file entry of a pair that cannot be annotated
     (``invalid_side``), with the file and line of that turn's first
@@ -83,13 +92,13 @@ def skip_entry(pair: TurnPair, max_length: int = MAX_TURN_CHARS) -> Optional[Dic
     side, reason = found
     turn = getattr(pair, side)
     utterance = turn.utterances[0]
-    return {"kind": "skipped", "pair_id": pair.pair_id, "conversation_id": pair.conversation_id, "side": side,
+    return {ERROR_KIND: SKIPPED, "pair_id": pair.pair_id, "conversation_id": pair.conversation_id, "side": side,
             "utterance_ids": turn.utterance_ids, "path": utterance.path, "line": utterance.line, "reason": reason}
 
 
 def problem_entry(problem: Problem) -> Dict[str, Any]:
     """The errors-file entry of a malformed record."""
-    return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
+    return {ERROR_KIND: MALFORMED, "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
 def error_entries(path: Path) -> Iterator[Dict[str, Any]]:

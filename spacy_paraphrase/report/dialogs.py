@@ -11,11 +11,10 @@ guessed), and keeps the meta of the conversations and turn-opening
 utterances the records name, and of a ConvoKit corpus's speakers
 (``records.join_corpus``: the same join as for a ConvoKit output).
 """
-import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from ..annotate.resume import checkpoint_path
+from ..annotate.resume import run_fingerprint
 from ..dialogs import Corpus, DialogFormatError, SourceOptions, role_getter
 from ..dialogs.turns import Utterance
 from ..annotate.record_format import RecordsError, output_files
@@ -28,9 +27,9 @@ def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
     for path in inputs:
         try:
             _, output, _ = output_files(Path(path))
-            stored = json.loads(checkpoint_path(output).read_text(encoding="utf-8"))["fingerprint"]["source"]
-        except (RecordsError, OSError, ValueError, KeyError, TypeError):
+        except (RecordsError, OSError):
             continue
+        stored = (run_fingerprint(output) or {}).get("source")
         if isinstance(stored, dict):
             return stored
     return None

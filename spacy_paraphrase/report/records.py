@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, FIRST, PAIR_ID, SECOND, WORDS, RecordsError,
-                                      convokit_errors, error_entries, output_files, read_lines, record_decision)
-from ..annotate.resume import checkpoint_path, default_errors_path
+from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, ERROR_KIND, FIRST, MALFORMED, PAIR_ID, SECOND,
+                                      SKIPPED, WORDS, RecordsError, convokit_errors, error_entries, output_files,
+                                      read_lines, record_decision)
+from ..annotate.resume import default_errors_path, run_fingerprint
 from ..dialogs import Corpus, DialogFormatError, SourceOptions
 from ..dialogs.convokit import read_convokit_meta
 
@@ -47,11 +48,10 @@ class Records:
 
 
 def _run_model(output: Path) -> Optional[str]:
-    checkpoint = checkpoint_path(output)
-    try:
-        model = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["model"]
-    except (OSError, ValueError, KeyError, TypeError):
+    stored = run_fingerprint(output)
+    if stored is None or "model" not in stored:
         return None
+    model = stored["model"]
     name = (model.get("path") or model.get("name")) if isinstance(model, dict) else str(model)
     return str(name) if name else None  # a path as annotate resolved it, or a package name
 
@@ -82,8 +82,8 @@ def _error_counts(output: Path) -> Tuple[int, int]:
     skipped = malformed = 0
     if errors.is_file():
         for entry in error_entries(errors):
-            skipped += entry.get("kind") == "skipped"
-            malformed += entry.get("kind") == "malformed"
+            skipped += entry.get(ERROR_KIND) == SKIPPED
+            malformed += entry.get(ERROR_KIND) == MALFORMED
     return skipped, malformed
 
 
