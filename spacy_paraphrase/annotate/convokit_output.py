@@ -25,7 +25,7 @@ from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
 from .record_format import (CONVERSATION_ID, ERROR_KIND, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SKIPPED,
-                            SPANS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
+                            SPANS, TURN_FIELDS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -180,27 +180,27 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
             yield from current.items()
             current, conversation = {}, record[CONVERSATION_ID.key]
         pair_id = record[PAIR_ID.key]
-        for utt_id in record[SECOND.key]["utterance_ids"]:
+        for utt_id in record[SECOND.key][TURN_FIELDS.utterance_ids]:
             meta = current.setdefault(utt_id, {})
             meta.update({prefix + key: record[key] for key in RECORD_KEYS})
             meta.setdefault(prefix + "paraphrase_spans", [])
             if with_probs:
                 meta[prefix + "paraphrase_probs"] = []
-        for utt_id in record[FIRST.key]["utterance_ids"]:
+        for utt_id in record[FIRST.key][TURN_FIELDS.utterance_ids]:
             meta = current.setdefault(utt_id, {})
             meta.setdefault(prefix + "source_spans", [])
             if with_probs:
                 meta.setdefault(prefix + "source_probs", {})[pair_id] = []
         for span in record[SPANS.key]:
             entry = {k: span[k] for k in ("start", "end", "text", "score")}
-            if span["side"] == "first":
+            if span["side"] == FIRST.key:
                 current[span["utterance_id"]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
             else:
                 current[span["utterance_id"]][prefix + "paraphrase_spans"].append(entry)
         for side, words in (record.get(WORDS.key) or {}).items():
             for word in words:
                 meta = current[word["utterance_id"]]
-                probs = meta[prefix + "paraphrase_probs"] if side == "second" else meta[prefix + "source_probs"][pair_id]
+                probs = meta[prefix + "paraphrase_probs"] if side == SECOND.key else meta[prefix + "source_probs"][pair_id]
                 probs.append(word["prob"])
     yield from current.items()
 

@@ -8,7 +8,8 @@ a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
 - ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
   where its value comes from; ``make_record``, the ConvoKit output's keys and
   the readers of records (``visualize``, ``report``) take them from it, each
-  field by its name here (``SCORE.key``, never ``"score"``).
+  field by its name here (``SCORE.key``, never ``"score"``); ``TURN_FIELDS``:
+  the keys inside its two turns (``TURN_FIELDS.text``).
 - ``make_record(doc, pair, readout)``: the pair's ids, turns
   (``Turn.to_json``: offsets kept) and meta, plus the pair score, decision,
   spans (character offsets into each utterance's own text; a span crossing an
@@ -35,12 +36,12 @@ import numpy
 from spacy.tokens import Doc, SpanGroup
 
 from ..dialogs.convokit import CONVOKIT_UTTERANCES
-from ..dialogs.turns import Problem, Turn, TurnPair
+from ..dialogs.turns import PAIR_KEYS, TURN_KEYS, Problem, Turn, TurnPair
 from ..pair_doc import get_turns, turn_text_problem
 from ..paraphrase_spans.readout import Readout
 from ..words import word_bounds, word_values
 
-SIDES = ("first", "second")
+SIDES = (PAIR_KEYS.first, PAIR_KEYS.second)
 # spaCy's default nlp.max_length: the longest turn (in characters) a run
 # takes when it has no pipeline at hand to ask (the Ray engine's staging).
 MAX_TURN_CHARS = 10 ** 6
@@ -229,11 +230,13 @@ def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
 # The record's fields (docs/annotate.md, "The record"), each named on its own: the
 # readers of records (``visualize``, ``report``) read ``record[SCORE.key]``, never
 # the key itself, so that a key renamed here is renamed for them too.
-PAIR_ID = RecordField("pair_id", str, lambda s: s.pair.pair_id, convokit=True)
-CONVERSATION_ID = RecordField("conversation_id", str, lambda s: s.pair.conversation_id)
-FIRST = RecordField("first", dict, lambda s: s.pair.first.to_json())
-SECOND = RecordField("second", dict, lambda s: s.pair.second.to_json())
-META = RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
+# The first five are the pair's JSON form (``TurnPair.to_json``, ``PAIR_KEYS``);
+# the keys inside ``FIRST`` and ``SECOND`` are a turn's (``TURN_FIELDS``).
+PAIR_ID = RecordField(PAIR_KEYS.pair_id, str, lambda s: s.pair.pair_id, convokit=True)
+CONVERSATION_ID = RecordField(PAIR_KEYS.conversation_id, str, lambda s: s.pair.conversation_id)
+FIRST = RecordField(PAIR_KEYS.first, dict, lambda s: s.pair.first.to_json())
+SECOND = RecordField(PAIR_KEYS.second, dict, lambda s: s.pair.second.to_json())
+META = RecordField(PAIR_KEYS.meta, dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
 SCORE = RecordField("score", float, lambda s: as_number(s.cat), convokit=True)
 IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.cat), convokit=True)
 VOTE_SHARE = RecordField("vote_share", float, lambda s: as_number(s.group.attrs["vote_share"]), convokit=True)
@@ -245,6 +248,9 @@ WORDS = RecordField("words", dict, _turn_words, optional=True)  # --with-probs o
 # The record, key by key in the order written.
 RECORD_FIELDS = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, META, SCORE, IS_PARAPHRASE, VOTE_SHARE, AGREEMENT, MARGIN,
                  SPANS, WORDS)
+# The keys of each turn of a record (``FIRST``, ``SECOND``): a turn's JSON form
+# (``Turn.to_json``), read as ``TURN_FIELDS.utterance_ids``, never the key itself.
+TURN_FIELDS = TURN_KEYS
 
 
 class Decision(NamedTuple):

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, ERROR_KIND, FIRST, MALFORMED, PAIR_ID, SECOND,
-                                      SKIPPED, WORDS, RecordsError, convokit_errors, error_entries, output_files,
-                                      read_lines, record_decision)
+                                      SKIPPED, TURN_FIELDS, WORDS, RecordsError, convokit_errors, error_entries,
+                                      output_files, read_lines, record_decision)
 from ..annotate.resume import default_errors_path, run_fingerprint
 from ..dialogs import Corpus, DialogFormatError, SourceOptions
 from ..dialogs.convokit import read_convokit_meta
@@ -111,7 +111,8 @@ def join_corpus(data: Records, corpus: Corpus) -> int:
     OSError when the corpus cannot be read."""
     conversations = {str(r.get(CONVERSATION_ID.key)) for r in data.records if r.get(CONVERSATION_ID.key) is not None}
     turns = [r.get(turn.key) or {} for r in data.records for turn in (FIRST, SECOND)]
-    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
+    ids = [turn.get(TURN_FIELDS.utterance_ids) for turn in turns]
+    utterances = {str(turn_ids[0]) for turn_ids in ids if turn_ids}  # turn openers
     for conversation in corpus.conversations(lambda problem: None):
         if conversation.id in conversations:
             data.conversation_meta[conversation.id] = conversation.meta
