@@ -18,7 +18,7 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 from tqdm import tqdm
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
 from .paths import open_job, own_files
@@ -91,7 +91,7 @@ class _Reader:
     the earlier runs already reported (the readers report them in a fixed
     order)."""
 
-    def __init__(self, corpus: Corpus, progress: Progress, limit: Optional[int], size: int,
+    def __init__(self, corpus: DialogCorpus, progress: Progress, limit: Optional[int], size: int,
                  max_length: int = MAX_TURN_CHARS):
         self.problems = 0
         self.dropped = 0  # counted from the start of the input, also over the pairs a resumed run skips

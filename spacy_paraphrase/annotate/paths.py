@@ -1,6 +1,6 @@
 """The start of an annotate job, one home for both engines: every check
 made before anything is written (docs/annotate.md, "Paths"), in this order:
-the settings, the input (opened once, as a ``dialogs.Corpus``: its format
+the settings, the input (opened once, as a ``dialogs.DialogCorpus``: its format
 guessed and its options checked), the model, and the files the run writes.
 The model must be a pipeline; each file the run writes is a regular file (or
 new) in a folder that can exist, and none of them is one of the run's inputs
@@ -12,7 +12,7 @@ from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from spacy.util import is_package
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.convokit import convokit_folder
 from .resume import UNREADABLE, read_checkpoint
 
@@ -35,7 +35,7 @@ def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, lim
 
 def open_job(model: str, input_path, source: Optional[SourceOptions], targets: Sequence[Tuple[str, Path]], *,
              batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
-             own: Iterable[Path] = ()) -> Corpus:
+             own: Iterable[Path] = ()) -> DialogCorpus:
     """Every check of a run's start (module doc), before anything is
     written; returns the input opened (the caller closes it), or closes it
     when a later check fails. ``targets``: (what, path) of each file the run
@@ -43,7 +43,7 @@ def open_job(model: str, input_path, source: Optional[SourceOptions], targets: S
     check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
-    corpus = Corpus(input_path, source)
+    corpus = DialogCorpus(input_path, source)
     try:
         check_model(model)
         check_targets(corpus, model, targets, own=own)
@@ -108,11 +108,11 @@ def check_writable_path(path: Path, what: str) -> None:
             break
 
 
-def check_targets(corpus: Corpus, model: str, targets: Sequence[Tuple[str, Path]],
+def check_targets(corpus: DialogCorpus, model: str, targets: Sequence[Tuple[str, Path]],
                   own: Iterable[Path] = ()) -> None:
     """PathError when a file the run writes (``targets``: (what, path)) is of
     the wrong kind, is another target, or is one of the run's inputs: the
-    files it reads (``Corpus.files``), any file of a ConvoKit input directory
+    files it reads (``DialogCorpus.files``), any file of a ConvoKit input directory
     (but for the ``own`` files an earlier run of this output wrote there) or
     of the model."""
     targets = [(what, Path(path)) for what, path in targets]

@@ -1,6 +1,6 @@
 """The annotate job on a Ray cluster (``--engine ray``; docs/ray.md).
 
-The driver streams the corpus's pairs (``dialogs.Corpus``), writes skips and
+The driver streams the corpus's pairs (``dialogs.DialogCorpus``), writes skips and
 malformed records to the errors file as the local engine does, and stages the
 valid pairs as JSON Lines shards cut at conversation boundaries (``staging``).
 Ray Data then reads the shards, runs ``PairAnnotatorActor`` on a fixed pool
@@ -29,7 +29,7 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from tqdm import tqdm
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
 from .local import Summary
 from .record_format import IS_PARAPHRASE, dumps, part_files, problem_entry, skip_entry
@@ -118,7 +118,7 @@ def prepare_output(output: Path, errors: Path, *, overwrite: bool, inputs: Itera
     errors.parent.mkdir(parents=True, exist_ok=True)
 
 
-def stage(corpus: Corpus, directory: Path, errors: Path, *, shard_rows: int, limit: Optional[int],
+def stage(corpus: DialogCorpus, directory: Path, errors: Path, *, shard_rows: int, limit: Optional[int],
           total: Optional[int], progress_bar: bool) -> Summary:
     """Stream the pairs: valid ones into shards under ``directory``, skips and
     malformed records into ``errors`` (in reading order)."""

@@ -51,9 +51,12 @@ CONVOKIT_RECORDS = "annotate.records.jsonl"
 CONVOKIT_ERRORS = "annotate.errors.jsonl"
 
 
-class RecordsError(ValueError):
-    """Records that cannot be read, or (``report``) read together: one line,
-    naming the file and line."""
+class RecordsFileError(ValueError):
+    """An annotate output (records files) that cannot be read, or
+    (``report``) read together: one line, naming the file and line. Not
+    ``table_reader.InputRowError``, a malformed row of an input file."""
+
+
 _WORD = re.compile(r"\S+")
 
 
@@ -344,27 +347,27 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
     of an annotate output of any kind: a JSON Lines file, the directory of
     parts a Ray run writes, or a ConvoKit corpus written with
     ``--output-format convokit`` (its ``*annotate.records.jsonl``).
-    RecordsError when ``path`` is none of them."""
+    RecordsFileError when ``path`` is none of them."""
     path = Path(path)
     if path.is_file():
         return [path], path, None
     if not path.is_dir():
-        raise RecordsError(f"{path}: no such file or directory")
+        raise RecordsFileError(f"{path}: no such file or directory")
     if (path / CONVOKIT_UTTERANCES).is_file():
         found = sorted(path.glob(f"*{CONVOKIT_RECORDS}"))
         if not found:
-            raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
+            raise RecordsFileError(f"{path} is a ConvoKit corpus without annotate records "
                                f"(*{CONVOKIT_RECORDS}): annotate it with --output-format convokit")
         return found, found[0], path
     files = part_files(path)
     if not files:
-        raise RecordsError(f"{path} is a directory without .jsonl record files")
+        raise RecordsFileError(f"{path} is a directory without .jsonl record files")
     return files, path, None
 
 
 def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """``(line number, record)`` of each record of one file, blank lines
-    skipped; RecordsError naming the file and line for a line that is not a
+    skipped; RecordsFileError naming the file and line for a line that is not a
     JSON object with a pair id and a score (``PAIR_ID``, ``SCORE``)."""
     with Path(file).open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -373,9 +376,9 @@ def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
             try:
                 record = json.loads(line)
             except ValueError as err:
-                raise RecordsError(f"{file}, line {number}: not valid JSON ({err})") from None
+                raise RecordsFileError(f"{file}, line {number}: not valid JSON ({err})") from None
             if not isinstance(record, dict) or PAIR_ID.key not in record or SCORE.key not in record:
-                raise RecordsError(f"{file}, line {number}: not an annotate record "
+                raise RecordsFileError(f"{file}, line {number}: not an annotate record "
                                    f"(needs {PAIR_ID.key} and {SCORE.key})")
             yield number, record
 

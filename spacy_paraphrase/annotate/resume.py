@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
-from ..dialogs.pairing import Corpus
+from ..dialogs.pairing import DialogCorpus
 from ..saving import atomic_write
 from .record_format import dumps
 
@@ -90,11 +90,11 @@ def model_signature(model: str) -> Dict[str, Any]:
     return {"path": str(path.resolve()), "stamps": stamps}
 
 
-def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
+def fingerprint(model: str, corpus: DialogCorpus, *, with_probs: bool, limit: Optional[int], errors,
                 output_format: str = "jsonl") -> Dict[str, Any]:
     """Everything that changes the records of a run (module doc): the
     input (size and modification time of each file it reads,
-    ``Corpus.files``: a changed input does not resume an old run), the model
+    ``DialogCorpus.files``: a changed input does not resume an old run), the model
     and the options."""
     return {
         "input": {"path": str(corpus.path.resolve()),

@@ -2,9 +2,11 @@
 record codec (``annotate/record_format.py``: the record and its files;
 docs/annotate.md, "The record").
 
-``read_records(paths)`` takes annotate outputs of any kind: a JSON Lines file,
-the directory of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or
-a ConvoKit corpus written by ``annotate --output-format convokit`` (its
+``read_records_and_runs(paths)`` (a ``Records``: the records and what their
+runs left beside them; ``record_format.read_records`` yields the records
+alone) takes annotate outputs of any kind: a JSON Lines file, the directory
+of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or a ConvoKit
+corpus written by ``annotate --output-format convokit`` (its
 ``*annotate.records.jsonl``, joined with the corpus' utterance, speaker and
 conversation meta: ``join_corpus``, which ``report --dialogs`` uses too).
 Next to each output it reads what the run left: the checkpoint (the model)
@@ -19,10 +21,10 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, ERROR_KIND, FIRST, MALFORMED, PAIR_ID, SECOND,
-                                      SKIPPED, TURN_FIELDS, WORDS, RecordsError, convokit_errors, error_entries,
+                                      SKIPPED, TURN_FIELDS, WORDS, RecordsFileError, convokit_errors, error_entries,
                                       output_files, read_lines, record_decision)
 from ..annotate.resume import default_errors_path, run_fingerprint
-from ..dialogs import Corpus, DialogFormatError, SourceOptions
+from ..dialogs import DialogCorpus, DialogFormatError, SourceOptions
 from ..dialogs.convokit import read_convokit_meta
 
 THRESHOLD_DIGITS = 4  # a record's threshold agrees with the pipeline's to float32 precision
@@ -99,7 +101,7 @@ def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> D
     return found
 
 
-def join_corpus(data: Records, corpus: Corpus) -> int:
+def join_corpus(data: Records, corpus: DialogCorpus) -> int:
     """Fill ``data``'s meta from the dialog corpus its records came from,
     read as annotate read it: the conversations' meta and the meta and
     timestamps of the turn-opening utterances its records name (through the
@@ -127,13 +129,13 @@ def join_corpus(data: Records, corpus: Corpus) -> int:
     return len(conversations & set(data.conversation_meta))
 
 
-def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
-    """All records of ``paths`` (module doc); RecordsError for bad input,
+def read_records_and_runs(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
+    """All records of ``paths`` (module doc); RecordsFileError for bad input,
     for records of several models or thresholds, or for a pair id twice.
     ``words_of``: keep the per-word probabilities (``WORDS``, the bulk of
     a ``--with-probs`` record) of these pair ids only (None: of all)."""
     if not paths:
-        raise RecordsError("no records given")
+        raise RecordsFileError("no records given")
     out = Records(records=[], sources=[shown(str(p)) for p in paths])
     models: Dict[str, str] = {}
     files_read: List[Path] = []
@@ -156,7 +158,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
                 pair_id = str(record[PAIR_ID.key])
                 if pair_id in seen:
                     first = where[seen[pair_id]]
-                    raise RecordsError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
+                    raise RecordsFileError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
                                        f"{file}, line {number} (give each annotate output once)")
                 if words_of is not None and pair_id not in words_of:
                     record.pop(WORDS.key, None)
@@ -165,20 +167,20 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
                 out.records.append(record)
     if len(models) > 1:
         (a, at), (b, bt) = list(models.items())[:2]
-        raise RecordsError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
+        raise RecordsFileError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
     thresholds = _thresholds(out.records, lambda i: f"{files_read[where[i][0]]}, line {where[i][1]}")
     if len(thresholds) > 1:
         (a, at), (b, bt) = sorted(thresholds.items())[:2]
-        raise RecordsError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "
+        raise RecordsFileError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "
                            "report one pipeline's records at a time")
     if not out.records:
-        raise RecordsError(f"no records in {', '.join(out.sources)}")
+        raise RecordsFileError(f"no records in {', '.join(out.sources)}")
     for corpus in corpora:
         try:
-            with Corpus(corpus, SourceOptions(fmt="convokit")) as opened:
+            with DialogCorpus(corpus, SourceOptions(fmt="convokit")) as opened:
                 join_corpus(out, opened)
         except (DialogFormatError, ValueError, OSError) as err:
-            raise RecordsError(str(err)) from None
+            raise RecordsFileError(str(err)) from None
     out.model = next(iter(models), None)
     out.threshold = next(iter(thresholds), None)
     return out

@@ -11,7 +11,7 @@ from typing import List, Optional
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-from ..annotate.record_format import RecordsError, output_files, read_lines
+from ..annotate.record_format import RecordsFileError, output_files, read_lines
 from ..pair_doc import SPANS_KEY, PairDocError
 from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
@@ -43,7 +43,7 @@ def load_views(path: Path, *, spans_key: str = SPANS_KEY, threshold: Optional[fl
     if path.is_dir():
         try:
             files = output_files(path)[0]
-        except RecordsError as err:
+        except RecordsFileError as err:
             raise ValueError(f"{err}; pass {INPUT_KINDS}.") from None
         return _record_views(files, threshold)
     if not path.is_file():
