@@ -117,7 +117,9 @@ def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
 
 def check_paths(corpus: Path, output: Path, prefix: str) -> None:
     """ConvoKitOutputError unless ``corpus`` is a ConvoKit directory and
-    ``output`` is outside it and new, empty or this run's own."""
+    ``output`` is outside it and new, empty or this run's own (before
+    ``paths.open_job`` checks the files the run writes inside it: here
+    because only this module knows a ConvoKit output's files)."""
     if not (corpus / CONVOKIT_UTTERANCES).is_file():
         raise ConvoKitOutputError(f"{corpus} is not a ConvoKit corpus directory with {CONVOKIT_UTTERANCES}.")
     out, src = output.resolve(), corpus.resolve()

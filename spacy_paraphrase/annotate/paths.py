@@ -1,11 +1,22 @@
-"""The start of an annotate job, one home for both engines: every check
+"""The start of an annotate job, for both engines: the checks of the paths
 made before anything is written (docs/annotate.md, "Paths"), in this order:
 the settings, the input (opened once, as a ``dialogs.DialogCorpus``: its format
 guessed and its options checked), the model, and the files the run writes.
 The model must be a pipeline; each file the run writes is a regular file (or
 new) in a folder that can exist, and none of them is one of the run's inputs
 (compared on resolved paths and on the file itself, so links, ``..`` and a
-second name of the same file are caught)."""
+second name of the same file are caught); the Ray engine's OUTPUT, a
+directory, is checked by ``check_ray_output``.
+
+Three checks made before writing live elsewhere, because each needs what
+only its module knows: whether existing files may be written over, which
+depends on the checkpoint beside them (``resume.JobFiles.open``: a run
+with the same fingerprint resumes them, one that committed nothing is
+replaced); and, for ``--output-format convokit``, that the input is a
+ConvoKit directory and the output directory new, empty or this run's
+(``convokit_output.check_paths``) and that no meta key it adds exists
+already (``convokit_output.check_no_clash``: the keys are the ConvoKit
+output's)."""
 import os
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
@@ -14,6 +25,7 @@ from spacy.util import is_package
 
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.convokit import convokit_folder
+from .record_format import part_files
 from .resume import UNREADABLE, read_checkpoint
 
 
@@ -134,6 +146,29 @@ def check_targets(corpus: DialogCorpus, model: str, targets: Sequence[Tuple[str,
                     f"{what} {path} is one of the run's inputs ({source}); annotate never writes over its "
                     "input: give another path."
                 )
+
+
+def check_ray_output(output: Path, errors: Path, *, overwrite: bool, inputs: Iterable[Path] = ()) -> None:
+    """The Ray engine's OUTPUT (a directory of record parts, ``part_files``,
+    not a file ``check_targets`` takes) and errors file, once the input is
+    open: ValueError or PathError unless OUTPUT is a new or empty directory,
+    or one of record parts only (``overwrite``: even with some), outside the
+    run's ``inputs``, with the errors file outside it and empty or new
+    (``overwrite``: any)."""
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
+    inside = [p for p in inputs if output.resolve() in (p.resolve(), *p.resolve().parents)]
+    if inside:
+        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
+    if errors.resolve() == output.resolve() or errors.resolve().parent == output.resolve():
+        raise ValueError(f"The errors file {errors} must lie outside OUTPUT ({output}).")
+    others = [p for p in output.iterdir() if p not in part_files(output)] if output.is_dir() else []
+    if others:
+        raise ValueError(f"OUTPUT {output} holds other files ({others[0].name}); use an empty or new directory.")
+    if not overwrite:
+        for path, what in ((output, "OUTPUT"), (errors, "The errors file")):
+            if (path.is_dir() and part_files(path)) or (path.is_file() and path.stat().st_size > 0):
+                raise ValueError(f"{what} {path} exists; use --overwrite to replace it, or another path.")
 
 
 def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:

@@ -1,9 +1,14 @@
 """The record codec: the annotate record a processed pair Doc becomes
 (docs/annotate.md, "The record"), the errors-file entries, and the record
-files annotate writes and reads. The one file that knows the record's shape;
-the local engine, the Ray engine, ConvoKit output, ``visualize`` and
-``report`` all go through it. A pair travels from a dialog reader to here as
-a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
+files annotate writes and reads. The local engine, the Ray engine, ConvoKit
+output, ``visualize``, ``report`` and ``validate`` make and read records
+through it. The record's keys are named here: its own (``RECORD_FIELDS``) and
+its turns' (``TURN_FIELDS``), both a pair's JSON form (``TurnPair.to_json``,
+whose keys ``dialogs/turns.py`` names: ``PAIR_KEYS``, ``TURN_KEYS``), and the
+errors file's kinds (``ERROR_KIND``); the keys inside a record's spans and
+words are written here (``_turn_spans``, ``_words``) and read as literals by
+their readers (ConvoKit output, ``visualize``, ``report``). A pair travels
+from a dialog reader to here as a ``TurnPair``.
 
 - ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
   where its value comes from; ``make_record``, the ConvoKit output's keys and
@@ -347,7 +352,9 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
     of an annotate output of any kind: a JSON Lines file, the directory of
     parts a Ray run writes, or a ConvoKit corpus written with
     ``--output-format convokit`` (its ``*annotate.records.jsonl``).
-    RecordsFileError when ``path`` is none of them."""
+    RecordsFileError when ``path`` is none of them. The one guess of an
+    annotate output's kind (a dialog input's format: ``readers.guess_format``;
+    ``visualize`` tells a ``.spacy`` file from these first)."""
     path = Path(path)
     if path.is_file():
         return [path], path, None

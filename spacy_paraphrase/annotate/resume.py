@@ -170,6 +170,7 @@ class JobFiles:
 
     @staticmethod
     def _refuse_nonempty(files, why: str) -> None:
+        # here, not in paths.py: whether a file may be written over depends on the checkpoint (``open``)
         for path, what in files:
             if path.exists() and path.stat().st_size > 0:
                 raise ResumeError(

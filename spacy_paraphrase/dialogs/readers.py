@@ -177,7 +177,11 @@ def guess_format(path) -> str:
     """One of FORMATS: ``convokit`` for a directory holding
     ``utterances.jsonl`` or that file itself, else the first format of
     ``READERS`` that recognises the file's first record; DialogFormatError
-    naming ``--format`` when unclear."""
+    naming ``--format`` when unclear. The one guess of a dialog input's
+    format; three other guesses tell other things apart: ``annotate/stdio.py``
+    JSON Lines from TSV on standard input (which has no name for the table
+    reader to go by), ``record_format.output_files`` the kinds of annotate
+    output, and ``visualize/inputs.py`` a ``.spacy`` file from those."""
     path = Path(path)
     if path.is_dir():
         if (path / CONVOKIT_UTTERANCES).is_file():

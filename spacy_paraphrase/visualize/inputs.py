@@ -37,7 +37,9 @@ def _record_views(files: List[Path], threshold: Optional[float]) -> List[PairVie
 def load_views(path: Path, *, spans_key: str = SPANS_KEY, threshold: Optional[float] = None) -> List[PairView]:
     """Pair views of every pair in a ``.spacy`` file or an annotate output
     (``record_format.output_files``: file by file in name order, each in its
-    order). Raises
+    order): a directory is an annotate output, a file is told by its
+    extension (``.spacy`` or ``.jsonl``; the only guess made here, since
+    ``output_files`` takes any file for records). Raises
     ValueError naming the file (and line or Doc) for bad input."""
     path = Path(path)
     if path.is_dir():
