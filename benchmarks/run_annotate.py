@@ -129,7 +129,7 @@ def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int, th
 
     from spacy_paraphrase import make_pair_doc
     from spacy_paraphrase.annotate.local import run_local
-    from spacy_paraphrase.dialogs import Corpus, SourceOptions, read_turn_pairs
+    from spacy_paraphrase.dialogs import DialogCorpus, SourceOptions, read_turn_pairs
 
     torch.set_num_threads(threads)
     source = SourceOptions(fmt="mediasum")
@@ -143,7 +143,7 @@ def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int, th
              for p in read_turn_pairs(corpus, "mediasum")]
     words = sum(len(a.split()) + len(b.split()) for a, b, _, _ in pairs)
     t = time.perf_counter()
-    Corpus(corpus, source).count()
+    DialogCorpus(corpus, source).count()
     count_s = time.perf_counter() - t
     out = Path(corpus).with_suffix(".records.jsonl")
     runs: Dict[str, List[float]] = {k: [] for k in ("bare_wall", "bare_cpu", "annotate_wall", "annotate_cpu")}

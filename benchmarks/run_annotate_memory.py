@@ -174,10 +174,10 @@ def actor_worker(model: str, corpus: str, fmt: str, out: str, batch_size: int) -
     from spacy_paraphrase.annotate.record_format import skip_entry
     from spacy_paraphrase.annotate.ray_engine import DEFAULT_SHARD_ROWS, RECORD_COLUMN, PairAnnotatorActor
     from spacy_paraphrase.annotate.staging import LINE_COLUMN, shard_line
-    from spacy_paraphrase.dialogs import Corpus, SourceOptions
+    from spacy_paraphrase.dialogs import DialogCorpus, SourceOptions
 
     actor = PairAnnotatorActor(model, batch_size=batch_size, threads=1)
-    lines = (shard_line(pair) for pair in Corpus(corpus, SourceOptions(fmt=fmt)).pairs(print)
+    lines = (shard_line(pair) for pair in DialogCorpus(corpus, SourceOptions(fmt=fmt)).pairs(print)
              if skip_entry(pair) is None)
     with open(out, "wb") as f:
         while True:

@@ -96,10 +96,11 @@ def measure(args, tmp: Path) -> Dict[str, Any]:
     import ray
 
     from spacy_paraphrase.annotate.ray_engine import run_ray, stage
-    from spacy_paraphrase.dialogs import Corpus
+    from spacy_paraphrase.dialogs import DialogCorpus
 
-    row = timed(lambda: stage(Corpus(pairs_path, SourceOptions()), tmp / "staging-only", tmp / "stage.errors.jsonl",
-                              shard_rows=args.shard_rows, limit=None, total=None, progress_bar=False))
+    row = timed(lambda: stage(DialogCorpus(pairs_path, SourceOptions()), tmp / "staging-only",
+                              tmp / "stage.errors.jsonl", shard_rows=args.shard_rows, limit=None, total=None,
+                              progress_bar=False))
     row["written"] = sum(len(path.read_text(encoding="utf8").splitlines()) for path in (tmp / "staging-only").glob("*.jsonl"))
     rows.append({"engine": "staging", "actors": None, "threads": 1, **row})  # written = rows staged
     started = time.perf_counter()

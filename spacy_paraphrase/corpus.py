@@ -1,5 +1,9 @@
 """A corpus reader that keeps pair Docs intact.
 
+The training reader (``PairCorpus.v1``, a spaCy ``@readers`` function, hence
+this module's name); the dialog corpora ``annotate`` reads are
+``dialogs.DialogCorpus``.
+
 spaCy's stock ``Corpus`` rebuilds each predicted Doc with
 ``nlp.make_doc(reference.text)``, which drops ``doc.spans["turns"]`` and can
 re-tokenize the words (shifting word-level highlights). This reader builds the

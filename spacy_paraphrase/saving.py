@@ -1,5 +1,14 @@
-"""Writing files and directories without leaving half of one behind: the one
-filesystem helper of the package (every writer goes through it).
+"""Writing files and directories without leaving half of one behind: the
+package's helper for a file or directory written whole.
+
+A checkpoint, saved settings, a ConvoKit output's merged files, a report, a
+coding sheet and a pipeline are written through it. Files written as a
+stream are not, each for its own reason: annotate's records and errors files are appended and synced, and the
+checkpoint (``annotate/resume.py``, written here) says how much of them
+counts; the Ray engine's staging shards (``annotate/staging.py``) are
+temporary, and its errors file and record parts (``annotate/ray_engine.py``)
+are written again from the start by a run repeated with ``--overwrite``
+(the Ray engine does not resume).
 
 - ``atomic_write(path, write)``: ``write(tmp)`` to a temporary file beside
   ``path``, synced, then renamed over ``path`` (a killed write leaves the old

@@ -87,8 +87,10 @@ def made_pair_line(path: Path, pair_id: str) -> Optional[int]:
     return int(rest) if rest.isdigit() and str(int(rest)) == rest else None
 
 
-class RecordError(ValueError):
-    """One record is malformed; the message is the reason."""
+class InputRowError(ValueError):
+    """One record (row or line) of an input file is malformed; the message
+    is the reason. Not ``record_format.RecordsFileError``, an annotate
+    output that cannot be read."""
 
 
 def file_problem(path: Path) -> Optional[str]:
@@ -177,25 +179,25 @@ def _object(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
 
 
 def parse_json_line(raw: bytes, start: int) -> Any:
-    """The JSON value of one line (RecordError if undecodable, invalid, with
+    """The JSON value of one line (InputRowError if undecodable, invalid, with
     a key repeated in an object, or nested deeper than MAX_JSON_DEPTH)."""
     try:
         text = _decode(raw, start)
     except UnicodeDecodeError as err:
-        raise RecordError(f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)") from None
+        raise InputRowError(f"not valid UTF-8 ({err.reason} at byte {err.start} of the line)") from None
     try:
         value = json.loads(text, object_pairs_hook=_object)
     except _RepeatedKey as err:
-        raise RecordError(f"key {err.args[0]!r} given twice in one object (which value is meant?)") from None
+        raise InputRowError(f"key {err.args[0]!r} given twice in one object (which value is meant?)") from None
     except json.JSONDecodeError as err:
-        raise RecordError(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)") from None
+        raise InputRowError(f"not valid JSON ({err.msg} at column {err.colno}; a truncated line?)") from None
     except RecursionError:
         value = None
     else:
         # only a line with many brackets can nest deeply: the others cost a count
         if text.count("[") + text.count("{") <= MAX_JSON_DEPTH or nesting_depth(value) <= MAX_JSON_DEPTH:
             return value
-    raise RecordError(f"lists and objects nested more than {MAX_JSON_DEPTH} levels deep")
+    raise InputRowError(f"lists and objects nested more than {MAX_JSON_DEPTH} levels deep")
 
 
 def json_lines(fh, on_bad: OnBad) -> Iterator[Tuple[int, int, int, Any]]:
@@ -210,14 +212,14 @@ def json_lines(fh, on_bad: OnBad) -> Iterator[Tuple[int, int, int, Any]]:
                 continue
             try:
                 value = parse_json_line(raw, start)
-            except RecordError as err:
+            except InputRowError as err:
                 on_bad(number, str(err))
                 continue
             yield number, start, end, value
 
 
 def read_json_at(fh, start: int, end: int) -> Any:
-    """The JSON value of the line at bytes ``start:end`` (RecordError if malformed)."""
+    """The JSON value of the line at bytes ``start:end`` (InputRowError if malformed)."""
     fh.seek(start)
     return parse_json_line(fh.read(end - start), start)
 

@@ -19,7 +19,7 @@ def test_the_walk_lists_the_input_path_outside_the_model(tmp_path):
     calls = walk(tmp_path)
     names = {f"{module.rsplit('.', 1)[-1]}.{name}" for module, name in calls}
     # the reading, the pairing and the writing of a record are on it; the model's modules are not
-    assert {"annotate.annotate", "pairing.Corpus.pairs", "readers.read_mediasum", "record_format.make_record"} <= names
+    assert {"annotate.annotate", "pairing.DialogCorpus.pairs", "readers.read_mediasum", "record_format.make_record"} <= names
     assert not any(module.startswith(MODEL) for module, _ in calls)
     assert not any("<" in name for _, name in calls)
     assert len(calls) == len(set(calls))

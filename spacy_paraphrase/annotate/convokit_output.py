@@ -24,8 +24,8 @@ from ..dialogs.turns import DialogFormatError
 from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
-from .record_format import (CONVERSATION_ID, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SPANS, WORDS,
-                            convokit_errors, convokit_records, error_entries, read_records)
+from .record_format import (CONVERSATION_ID, ERROR_KIND, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SKIPPED,
+                            SPANS, TURN_FIELDS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -117,7 +117,9 @@ def check_no_clash(corpus: Path, prefix: str, with_probs: bool) -> None:
 
 def check_paths(corpus: Path, output: Path, prefix: str) -> None:
     """ConvoKitOutputError unless ``corpus`` is a ConvoKit directory and
-    ``output`` is outside it and new, empty or this run's own."""
+    ``output`` is outside it and new, empty or this run's own (before
+    ``paths.open_job`` checks the files the run writes inside it: here
+    because only this module knows a ConvoKit output's files)."""
     if not (corpus / CONVOKIT_UTTERANCES).is_file():
         raise ConvoKitOutputError(f"{corpus} is not a ConvoKit corpus directory with {CONVOKIT_UTTERANCES}.")
     out, src = output.resolve(), corpus.resolve()
@@ -180,27 +182,27 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
             yield from current.items()
             current, conversation = {}, record[CONVERSATION_ID.key]
         pair_id = record[PAIR_ID.key]
-        for utt_id in record[SECOND.key]["utterance_ids"]:
+        for utt_id in record[SECOND.key][TURN_FIELDS.utterance_ids]:
             meta = current.setdefault(utt_id, {})
             meta.update({prefix + key: record[key] for key in RECORD_KEYS})
             meta.setdefault(prefix + "paraphrase_spans", [])
             if with_probs:
                 meta[prefix + "paraphrase_probs"] = []
-        for utt_id in record[FIRST.key]["utterance_ids"]:
+        for utt_id in record[FIRST.key][TURN_FIELDS.utterance_ids]:
             meta = current.setdefault(utt_id, {})
             meta.setdefault(prefix + "source_spans", [])
             if with_probs:
                 meta.setdefault(prefix + "source_probs", {})[pair_id] = []
         for span in record[SPANS.key]:
             entry = {k: span[k] for k in ("start", "end", "text", "score")}
-            if span["side"] == "first":
+            if span["side"] == FIRST.key:
                 current[span["utterance_id"]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
             else:
                 current[span["utterance_id"]][prefix + "paraphrase_spans"].append(entry)
         for side, words in (record.get(WORDS.key) or {}).items():
             for word in words:
                 meta = current[word["utterance_id"]]
-                probs = meta[prefix + "paraphrase_probs"] if side == "second" else meta[prefix + "source_probs"][pair_id]
+                probs = meta[prefix + "paraphrase_probs"] if side == SECOND.key else meta[prefix + "source_probs"][pair_id]
                 probs.append(word["prob"])
     yield from current.items()
 
@@ -214,7 +216,7 @@ def conversation_counts(records: Iterable[Mapping[str, Any]], errors: Path) -> D
         c[1] += bool(record[IS_PARAPHRASE.key])
     if errors.exists():
         for entry in error_entries(errors):
-            if entry.get("kind") == "skipped":
+            if entry.get(ERROR_KIND) == SKIPPED:
                 counts.setdefault(entry["conversation_id"], [0, 0, 0])[2] += 1
     return counts
 

@@ -18,11 +18,11 @@ from typing import Any, Callable, Deque, Dict, Iterator, List, Optional, Tuple
 
 from tqdm import tqdm
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
 from .paths import open_job, own_files
-from .record_format import IS_PARAPHRASE, MAX_TURN_CHARS, problem_entry, skip_entry
+from .record_format import ERROR_KIND, IS_PARAPHRASE, MALFORMED, MAX_TURN_CHARS, SKIPPED, problem_entry, skip_entry
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, fingerprint
 
 BUFFER_BATCHES = 16
@@ -91,7 +91,7 @@ class _Reader:
     the earlier runs already reported (the readers report them in a fixed
     order)."""
 
-    def __init__(self, corpus: Corpus, progress: Progress, limit: Optional[int], size: int,
+    def __init__(self, corpus: DialogCorpus, progress: Progress, limit: Optional[int], size: int,
                  max_length: int = MAX_TURN_CHARS):
         self.problems = 0
         self.dropped = 0  # counted from the start of the input, also over the pairs a resumed run skips
@@ -183,8 +183,8 @@ def _annotate(annotator: PairAnnotator, files: JobFiles, progress: Progress, rea
         progress.role_dropped = buffer.dropped_seen
         progress.written += len(records)
         progress.paraphrases += sum(1 for r in records if r[IS_PARAPHRASE.key])
-        progress.skipped += sum(1 for e in buffer.entries if e["kind"] == "skipped")
-        progress.malformed += sum(1 for e in buffer.entries if e["kind"] == "malformed")
+        progress.skipped += sum(1 for e in buffer.entries if e[ERROR_KIND] == SKIPPED)
+        progress.malformed += sum(1 for e in buffer.entries if e[ERROR_KIND] == MALFORMED)
         progress.seconds = seconds_before + time.perf_counter() - started
         files.commit(progress)
         bar.update(len(buffer.pairs))

@@ -1,20 +1,32 @@
-"""The start of an annotate job, one home for both engines: every check
+"""The start of an annotate job, for both engines: the checks of the paths
 made before anything is written (docs/annotate.md, "Paths"), in this order:
-the settings, the input (opened once, as a ``dialogs.Corpus``: its format
+the settings, the input (opened once, as a ``dialogs.DialogCorpus``: its format
 guessed and its options checked), the model, and the files the run writes.
 The model must be a pipeline; each file the run writes is a regular file (or
 new) in a folder that can exist, and none of them is one of the run's inputs
 (compared on resolved paths and on the file itself, so links, ``..`` and a
-second name of the same file are caught)."""
-import json
+second name of the same file are caught); the Ray engine's OUTPUT, a
+directory, is checked by ``check_ray_output``.
+
+Three checks made before writing live elsewhere, because each needs what
+only its module knows: whether existing files may be written over, which
+depends on the checkpoint beside them (``resume.JobFiles.open``: a run
+with the same fingerprint resumes them, one that committed nothing is
+replaced); and, for ``--output-format convokit``, that the input is a
+ConvoKit directory and the output directory new, empty or this run's
+(``convokit_output.check_paths``) and that no meta key it adds exists
+already (``convokit_output.check_no_clash``: the keys are the ConvoKit
+output's)."""
 import os
 from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from spacy.util import is_package
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.convokit import convokit_folder
+from .record_format import part_files
+from .resume import UNREADABLE, read_checkpoint
 
 
 class PathError(ValueError):
@@ -35,7 +47,7 @@ def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, lim
 
 def open_job(model: str, input_path, source: Optional[SourceOptions], targets: Sequence[Tuple[str, Path]], *,
              batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
-             own: Iterable[Path] = ()) -> Corpus:
+             own: Iterable[Path] = ()) -> DialogCorpus:
     """Every check of a run's start (module doc), before anything is
     written; returns the input opened (the caller closes it), or closes it
     when a later check fails. ``targets``: (what, path) of each file the run
@@ -43,7 +55,7 @@ def open_job(model: str, input_path, source: Optional[SourceOptions], targets: S
     check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
-    corpus = Corpus(input_path, source)
+    corpus = DialogCorpus(input_path, source)
     try:
         check_model(model)
         check_targets(corpus, model, targets, own=own)
@@ -108,11 +120,11 @@ def check_writable_path(path: Path, what: str) -> None:
             break
 
 
-def check_targets(corpus: Corpus, model: str, targets: Sequence[Tuple[str, Path]],
+def check_targets(corpus: DialogCorpus, model: str, targets: Sequence[Tuple[str, Path]],
                   own: Iterable[Path] = ()) -> None:
     """PathError when a file the run writes (``targets``: (what, path)) is of
     the wrong kind, is another target, or is one of the run's inputs: the
-    files it reads (``Corpus.files``), any file of a ConvoKit input directory
+    files it reads (``DialogCorpus.files``), any file of a ConvoKit input directory
     (but for the ``own`` files an earlier run of this output wrote there) or
     of the model."""
     targets = [(what, Path(path)) for what, path in targets]
@@ -136,6 +148,29 @@ def check_targets(corpus: Corpus, model: str, targets: Sequence[Tuple[str, Path]
                 )
 
 
+def check_ray_output(output: Path, errors: Path, *, overwrite: bool, inputs: Iterable[Path] = ()) -> None:
+    """The Ray engine's OUTPUT (a directory of record parts, ``part_files``,
+    not a file ``check_targets`` takes) and errors file, once the input is
+    open: ValueError or PathError unless OUTPUT is a new or empty directory,
+    or one of record parts only (``overwrite``: even with some), outside the
+    run's ``inputs``, with the errors file outside it and empty or new
+    (``overwrite``: any)."""
+    if output.exists() and not output.is_dir():
+        raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
+    inside = [p for p in inputs if output.resolve() in (p.resolve(), *p.resolve().parents)]
+    if inside:
+        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
+    if errors.resolve() == output.resolve() or errors.resolve().parent == output.resolve():
+        raise ValueError(f"The errors file {errors} must lie outside OUTPUT ({output}).")
+    others = [p for p in output.iterdir() if p not in part_files(output)] if output.is_dir() else []
+    if others:
+        raise ValueError(f"OUTPUT {output} holds other files ({others[0].name}); use an empty or new directory.")
+    if not overwrite:
+        for path, what in ((output, "OUTPUT"), (errors, "The errors file")):
+            if (path.is_dir() and part_files(path)) or (path.is_file() and path.stat().st_size > 0):
+                raise ValueError(f"{what} {path} exists; use --overwrite to replace it, or another path.")
+
+
 def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:
     """The files an earlier run of this output wrote: OUTPUT and its
     checkpoint when the checkpoint exists, and the errors file when the
@@ -143,7 +178,7 @@ def own_files(checkpoint: Path, output: Path, errors: Path) -> List[Path]:
     if not checkpoint.is_file():
         return []
     try:
-        stored = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["errors"]
-    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        stored = read_checkpoint(checkpoint)["fingerprint"].get("errors")
+    except UNREADABLE:
         stored = None
     return [output, checkpoint] + ([errors] if stored == str(errors.resolve()) else [])

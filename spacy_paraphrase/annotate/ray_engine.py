@@ -1,6 +1,6 @@
 """The annotate job on a Ray cluster (``--engine ray``; docs/ray.md).
 
-The driver streams the corpus's pairs (``dialogs.Corpus``), writes skips and
+The driver streams the corpus's pairs (``dialogs.DialogCorpus``), writes skips and
 malformed records to the errors file as the local engine does, and stages the
 valid pairs as JSON Lines shards cut at conversation boundaries (``staging``).
 Ray Data then reads the shards, runs ``PairAnnotatorActor`` on a fixed pool
@@ -29,12 +29,12 @@ except ImportError as err:  # pragma: no cover - depends on the environment
 
 from tqdm import tqdm
 
-from ..dialogs.pairing import Corpus, SourceOptions
+from ..dialogs.pairing import DialogCorpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
 from .local import Summary
 from .record_format import IS_PARAPHRASE, dumps, part_files, problem_entry, skip_entry
 from .resume import default_errors_path
-from .paths import PathError, open_job
+from .paths import check_ray_output, open_job
 from .staging import LINE_COLUMN, ShardWriter, line_pair, remove_staging, shard_dir
 
 RECORD_COLUMN = "record"
@@ -96,29 +96,17 @@ class RecordLinesDatasink(BlockBasedFileDatasink):
 
 
 def prepare_output(output: Path, errors: Path, *, overwrite: bool, inputs: Iterable[Path] = ()) -> None:
-    """Check (and with ``overwrite`` clear) OUTPUT, a directory of record
-    files outside the run's ``inputs``, and the errors file."""
-    if output.exists() and not output.is_dir():
-        raise ValueError(f"OUTPUT {output} is a file; the Ray engine writes a directory of JSON Lines files.")
-    inside = [p for p in inputs if output.resolve() in (p.resolve(), *p.resolve().parents)]
-    if inside:
-        raise PathError(f"OUTPUT {output} holds the run's input {inside[0]}; give a new directory.")
-    if errors.resolve() == output.resolve() or errors.resolve().parent == output.resolve():
-        raise ValueError(f"The errors file {errors} must lie outside OUTPUT ({output}).")
-    others = [p for p in output.iterdir() if p not in part_files(output)] if output.is_dir() else []
-    if others:
-        raise ValueError(f"OUTPUT {output} holds other files ({others[0].name}); use an empty or new directory.")
-    if not overwrite:
-        for path, what in ((output, "OUTPUT"), (errors, "The errors file")):
-            if (path.is_dir() and part_files(path)) or (path.is_file() and path.stat().st_size > 0):
-                raise ValueError(f"{what} {path} exists; use --overwrite to replace it, or another path.")
+    """Check (``paths.check_ray_output``) and with ``overwrite`` clear
+    OUTPUT, a directory of record files outside the run's ``inputs``, and
+    the errors file."""
+    check_ray_output(output, errors, overwrite=overwrite, inputs=inputs)
     for path in part_files(output):
         path.unlink()
     output.mkdir(parents=True, exist_ok=True)
     errors.parent.mkdir(parents=True, exist_ok=True)
 
 
-def stage(corpus: Corpus, directory: Path, errors: Path, *, shard_rows: int, limit: Optional[int],
+def stage(corpus: DialogCorpus, directory: Path, errors: Path, *, shard_rows: int, limit: Optional[int],
           total: Optional[int], progress_bar: bool) -> Summary:
     """Stream the pairs: valid ones into shards under ``directory``, skips and
     malformed records into ``errors`` (in reading order)."""

@@ -1,14 +1,20 @@
 """The record codec: the annotate record a processed pair Doc becomes
 (docs/annotate.md, "The record"), the errors-file entries, and the record
-files annotate writes and reads. The one file that knows the record's shape;
-the local engine, the Ray engine, ConvoKit output, ``visualize`` and
-``report`` all go through it. A pair travels from a dialog reader to here as
-a ``TurnPair`` (its JSON form, ``TurnPair.to_json``, is the pair's own).
+files annotate writes and reads. The local engine, the Ray engine, ConvoKit
+output, ``visualize``, ``report`` and ``validate`` make and read records
+through it. The record's keys are named here: its own (``RECORD_FIELDS``) and
+its turns' (``TURN_FIELDS``), both a pair's JSON form (``TurnPair.to_json``,
+whose keys ``dialogs/turns.py`` names: ``PAIR_KEYS``, ``TURN_KEYS``), and the
+errors file's kinds (``ERROR_KIND``); the keys inside a record's spans and
+words are written here (``_turn_spans``, ``_words``) and read as literals by
+their readers (ConvoKit output, ``visualize``, ``report``). A pair travels
+from a dialog reader to here as a ``TurnPair``.
 
 - ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
   where its value comes from; ``make_record``, the ConvoKit output's keys and
   the readers of records (``visualize``, ``report``) take them from it, each
-  field by its name here (``SCORE.key``, never ``"score"``).
+  field by its name here (``SCORE.key``, never ``"score"``); ``TURN_FIELDS``:
+  the keys inside its two turns (``TURN_FIELDS.text``).
 - ``make_record(doc, pair, readout)``: the pair's ids, turns
   (``Turn.to_json``: offsets kept) and meta, plus the pair score, decision,
   spans (character offsets into each utterance's own text; a span crossing an
@@ -35,12 +41,12 @@ import numpy
 from spacy.tokens import Doc, SpanGroup
 
 from ..dialogs.convokit import CONVOKIT_UTTERANCES
-from ..dialogs.turns import Problem, Turn, TurnPair
+from ..dialogs.turns import PAIR_KEYS, TURN_KEYS, Problem, Turn, TurnPair
 from ..pair_doc import get_turns, turn_text_problem
 from ..paraphrase_spans.readout import Readout
 from ..words import word_bounds, word_values
 
-SIDES = ("first", "second")
+SIDES = (PAIR_KEYS.first, PAIR_KEYS.second)
 # spaCy's default nlp.max_length: the longest turn (in characters) a run
 # takes when it has no pipeline at hand to ask (the Ray engine's staging).
 MAX_TURN_CHARS = 10 ** 6
@@ -50,9 +56,12 @@ CONVOKIT_RECORDS = "annotate.records.jsonl"
 CONVOKIT_ERRORS = "annotate.errors.jsonl"
 
 
-class RecordsError(ValueError):
-    """Records that cannot be read, or (``report``) read together: one line,
-    naming the file and line."""
+class RecordsFileError(ValueError):
+    """An annotate output (records files) that cannot be read, or
+    (``report``) read together: one line, naming the file and line. Not
+    ``table_reader.InputRowError``, a malformed row of an input file."""
+
+
 _WORD = re.compile(r"\S+")
 
 
@@ -73,6 +82,15 @@ def invalid_reason(pair: TurnPair, max_length: Optional[int] = None) -> Optional
     return None if found is None else found[1]
 
 
+# The errors file (docs/annotate.md, "Skips, malformed records and the summary"): each entry's kind under
+# ``ERROR_KIND``, one of ``ERROR_KINDS``; ``skip_entry`` and ``problem_entry``
+# build them, and every reader of an errors file compares with these names.
+ERROR_KIND = "kind"
+SKIPPED = "skipped"  # a pair that cannot be annotated
+MALFORMED = "malformed"  # a malformed input record
+ERROR_KINDS = (SKIPPED, MALFORMED)
+
+
 def skip_entry(pair: TurnPair, max_length: int = MAX_TURN_CHARS) -> Optional[Dict[str, Any]]:
     """The errors-file entry of a pair that cannot be annotated
     (``invalid_side``), with the file and line of that turn's first
@@ -83,13 +101,13 @@ def skip_entry(pair: TurnPair, max_length: int = MAX_TURN_CHARS) -> Optional[Dic
     side, reason = found
     turn = getattr(pair, side)
     utterance = turn.utterances[0]
-    return {"kind": "skipped", "pair_id": pair.pair_id, "conversation_id": pair.conversation_id, "side": side,
+    return {ERROR_KIND: SKIPPED, "pair_id": pair.pair_id, "conversation_id": pair.conversation_id, "side": side,
             "utterance_ids": turn.utterance_ids, "path": utterance.path, "line": utterance.line, "reason": reason}
 
 
 def problem_entry(problem: Problem) -> Dict[str, Any]:
     """The errors-file entry of a malformed record."""
-    return {"kind": "malformed", "path": problem.path, "line": problem.line, "reason": problem.reason}
+    return {ERROR_KIND: MALFORMED, "path": problem.path, "line": problem.line, "reason": problem.reason}
 
 
 def error_entries(path: Path) -> Iterator[Dict[str, Any]]:
@@ -220,11 +238,13 @@ def _turn_words(s: Scored) -> Optional[Dict[str, List[Dict[str, Any]]]]:
 # The record's fields (docs/annotate.md, "The record"), each named on its own: the
 # readers of records (``visualize``, ``report``) read ``record[SCORE.key]``, never
 # the key itself, so that a key renamed here is renamed for them too.
-PAIR_ID = RecordField("pair_id", str, lambda s: s.pair.pair_id, convokit=True)
-CONVERSATION_ID = RecordField("conversation_id", str, lambda s: s.pair.conversation_id)
-FIRST = RecordField("first", dict, lambda s: s.pair.first.to_json())
-SECOND = RecordField("second", dict, lambda s: s.pair.second.to_json())
-META = RecordField("meta", dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
+# The first five are the pair's JSON form (``TurnPair.to_json``, ``PAIR_KEYS``);
+# the keys inside ``FIRST`` and ``SECOND`` are a turn's (``TURN_FIELDS``).
+PAIR_ID = RecordField(PAIR_KEYS.pair_id, str, lambda s: s.pair.pair_id, convokit=True)
+CONVERSATION_ID = RecordField(PAIR_KEYS.conversation_id, str, lambda s: s.pair.conversation_id)
+FIRST = RecordField(PAIR_KEYS.first, dict, lambda s: s.pair.first.to_json())
+SECOND = RecordField(PAIR_KEYS.second, dict, lambda s: s.pair.second.to_json())
+META = RecordField(PAIR_KEYS.meta, dict, lambda s: dict(s.pair.meta) or None, optional=True)  # pair files' extra columns
 SCORE = RecordField("score", float, lambda s: as_number(s.cat), convokit=True)
 IS_PARAPHRASE = RecordField("is_paraphrase", bool, lambda s: s.readout.is_paraphrase(s.cat), convokit=True)
 VOTE_SHARE = RecordField("vote_share", float, lambda s: as_number(s.group.attrs["vote_share"]), convokit=True)
@@ -236,6 +256,9 @@ WORDS = RecordField("words", dict, _turn_words, optional=True)  # --with-probs o
 # The record, key by key in the order written.
 RECORD_FIELDS = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, META, SCORE, IS_PARAPHRASE, VOTE_SHARE, AGREEMENT, MARGIN,
                  SPANS, WORDS)
+# The keys of each turn of a record (``FIRST``, ``SECOND``): a turn's JSON form
+# (``Turn.to_json``), read as ``TURN_FIELDS.utterance_ids``, never the key itself.
+TURN_FIELDS = TURN_KEYS
 
 
 class Decision(NamedTuple):
@@ -329,27 +352,29 @@ def output_files(path) -> Tuple[List[Path], Path, Optional[Path]]:
     of an annotate output of any kind: a JSON Lines file, the directory of
     parts a Ray run writes, or a ConvoKit corpus written with
     ``--output-format convokit`` (its ``*annotate.records.jsonl``).
-    RecordsError when ``path`` is none of them."""
+    RecordsFileError when ``path`` is none of them. The one guess of an
+    annotate output's kind (a dialog input's format: ``readers.guess_format``;
+    ``visualize`` tells a ``.spacy`` file from these first)."""
     path = Path(path)
     if path.is_file():
         return [path], path, None
     if not path.is_dir():
-        raise RecordsError(f"{path}: no such file or directory")
+        raise RecordsFileError(f"{path}: no such file or directory")
     if (path / CONVOKIT_UTTERANCES).is_file():
         found = sorted(path.glob(f"*{CONVOKIT_RECORDS}"))
         if not found:
-            raise RecordsError(f"{path} is a ConvoKit corpus without annotate records "
+            raise RecordsFileError(f"{path} is a ConvoKit corpus without annotate records "
                                f"(*{CONVOKIT_RECORDS}): annotate it with --output-format convokit")
         return found, found[0], path
     files = part_files(path)
     if not files:
-        raise RecordsError(f"{path} is a directory without .jsonl record files")
+        raise RecordsFileError(f"{path} is a directory without .jsonl record files")
     return files, path, None
 
 
 def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
     """``(line number, record)`` of each record of one file, blank lines
-    skipped; RecordsError naming the file and line for a line that is not a
+    skipped; RecordsFileError naming the file and line for a line that is not a
     JSON object with a pair id and a score (``PAIR_ID``, ``SCORE``)."""
     with Path(file).open(encoding="utf-8") as lines:
         for number, line in enumerate(lines, 1):
@@ -358,9 +383,9 @@ def read_lines(file) -> Iterator[Tuple[int, Dict[str, Any]]]:
             try:
                 record = json.loads(line)
             except ValueError as err:
-                raise RecordsError(f"{file}, line {number}: not valid JSON ({err})") from None
+                raise RecordsFileError(f"{file}, line {number}: not valid JSON ({err})") from None
             if not isinstance(record, dict) or PAIR_ID.key not in record or SCORE.key not in record:
-                raise RecordsError(f"{file}, line {number}: not an annotate record "
+                raise RecordsFileError(f"{file}, line {number}: not an annotate record "
                                    f"(needs {PAIR_ID.key} and {SCORE.key})")
             yield number, record
 

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Tuple
 
-from ..dialogs.pairing import Corpus
+from ..dialogs.pairing import DialogCorpus
 from ..saving import atomic_write
 from .record_format import dumps
 
@@ -36,6 +36,31 @@ def checkpoint_path(output) -> Path:
 
 def default_errors_path(output) -> Path:
     return Path(str(output) + ".errors.jsonl")
+
+
+# What reading a checkpoint raises when it cannot be read (gone, cut short,
+# edited by hand, nested past the JSON decoder's depth).
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, RecursionError)
+
+
+def read_checkpoint(checkpoint) -> Dict[str, Any]:
+    """The one reader of a checkpoint (``JobFiles.save``'s ``version``,
+    ``fingerprint`` and ``progress``), its fingerprint checked to be an
+    object; raises one of ``UNREADABLE`` when it cannot be read."""
+    saved = json.loads(Path(checkpoint).read_text(encoding="utf-8"))
+    if not isinstance(saved["fingerprint"], dict):
+        raise TypeError("the fingerprint is not an object")
+    return saved
+
+
+def run_fingerprint(output) -> Optional[Dict[str, Any]]:
+    """The fingerprint (``fingerprint``) of the run whose checkpoint is
+    beside ``output`` (``checkpoint_path``); None when there is none or it
+    cannot be read."""
+    try:
+        return read_checkpoint(checkpoint_path(output))["fingerprint"]
+    except UNREADABLE:
+        return None
 
 
 @dataclasses.dataclass
@@ -65,11 +90,11 @@ def model_signature(model: str) -> Dict[str, Any]:
     return {"path": str(path.resolve()), "stamps": stamps}
 
 
-def fingerprint(model: str, corpus: Corpus, *, with_probs: bool, limit: Optional[int], errors,
+def fingerprint(model: str, corpus: DialogCorpus, *, with_probs: bool, limit: Optional[int], errors,
                 output_format: str = "jsonl") -> Dict[str, Any]:
     """Everything that changes the records of a run (module doc): the
     input (size and modification time of each file it reads,
-    ``Corpus.files``: a changed input does not resume an old run), the model
+    ``DialogCorpus.files``: a changed input does not resume an old run), the model
     and the options."""
     return {
         "input": {"path": str(corpus.path.resolve()),
@@ -145,6 +170,7 @@ class JobFiles:
 
     @staticmethod
     def _refuse_nonempty(files, why: str) -> None:
+        # here, not in paths.py: whether a file may be written over depends on the checkpoint (``open``)
         for path, what in files:
             if path.exists() and path.stat().st_size > 0:
                 raise ResumeError(
@@ -156,16 +182,14 @@ class JobFiles:
         progress is None when the stopped run had committed nothing (whatever
         its arguments: there is nothing to keep)."""
         try:
-            saved = json.loads(self.checkpoint.read_text(encoding="utf-8"))
+            saved = read_checkpoint(self.checkpoint)
             stored = saved["fingerprint"]
-            if not isinstance(stored, dict):
-                raise TypeError("the fingerprint is not an object")
             progress = Progress(**saved["progress"])
             for f in dataclasses.fields(Progress):
                 value = getattr(progress, f.name)
                 if isinstance(value, bool) != (f.type is bool) or not isinstance(value, (int, float)):
                     raise TypeError(f"progress {f.name} is {value!r}")
-        except (OSError, ValueError, KeyError, TypeError, RecursionError) as err:
+        except UNREADABLE as err:
             raise ResumeError(
                 f"The checkpoint {self.checkpoint} cannot be read ({err}); use --overwrite to start over."
             ) from None

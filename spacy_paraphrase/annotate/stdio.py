@@ -2,7 +2,10 @@
 
 Standard input is read whole into a temporary file (JSON Lines when its first
 non-blank character is ``{``, else TSV with a header) and read as format
-``pairs``. Records go to a temporary file that is copied to standard output
+``pairs``: the file is named ``.jsonl`` or ``.tsv`` by that first character
+because the table reader tells JSON Lines from a table by the file's
+extension (``table_reader.resolve_delimiter``), which standard input has
+none of; the format itself is not guessed (``readers.guess_format``). Records go to a temporary file that is copied to standard output
 when the run has finished; while it runs, everything printed (messages, the
 summary) goes to standard error, so standard output holds the records only.
 The temporary files are removed afterwards: a ``-`` output keeps no

@@ -19,10 +19,10 @@ ENGINES = ("local", "ray")
 OUTPUT_FORMATS = ("jsonl", "convokit")
 
 
-def _pairs(values: Sequence[str], what: str) -> Dict[str, str]:
+def _key_value_options(values: Sequence[str], what: str) -> Dict[str, str]:
     """``KEY=VALUE`` options as a dict of strings (a reader option's type is
     checked, and ``true``/``false`` read, against its format when the corpus
-    is opened: ``dialogs.Corpus``)."""
+    is opened: ``dialogs.DialogCorpus``)."""
     out: Dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -45,15 +45,16 @@ def source_options(fmt: Optional[str] = None, pairing: str = "consecutive", role
     strings for ``role_patterns`` and ``reader_options``); CommandError for
     a malformed ``KEY=VALUE`` and an unknown pairing mode (``SourceOptions``;
     the format and the reader options are checked when the corpus is opened:
-    ``dialogs.Corpus``)."""
-    readers: Dict[str, Any] = dict(_pairs(reader_options, "--reader-option"))
+    ``dialogs.DialogCorpus``)."""
+    readers: Dict[str, Any] = dict(_key_value_options(reader_options, "--reader-option"))
     if unify_names:
         readers["unify_names"] = True
     if by_timestamp:
         readers["by_timestamp"] = True
     try:
         return SourceOptions(
-            fmt=fmt, pairing=pairing, role_source=role_source, role_patterns=_pairs(role_patterns, "--role-pattern"),
+            fmt=fmt, pairing=pairing, role_source=role_source,
+            role_patterns=_key_value_options(role_patterns, "--role-pattern"),
             first_roles=list(first_roles), second_roles=list(second_roles), reader_options=readers,
         )
     except ValueError as err:

@@ -29,8 +29,8 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
     (CommandError for bad input)."""
     require_report_extra()
     from ..annotate.paths import same_file
-    from ..annotate.record_format import RecordsError
-    from ..report.records import read_records
+    from ..annotate.record_format import RecordsFileError
+    from ..report.records import read_records_and_runs
     from ..validation.sheet import check_design_path, design_path, draw, sheet_rows, write_sheet
 
     if output.suffix.lower() != ".csv":
@@ -51,9 +51,9 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
     if other and other != str(output.resolve()):
         raise CommandError(f"{design_file} holds the design of another sheet, {other}: give --design-out")
     try:
-        data = read_records(records, words_of=set())
+        data = read_records_and_runs(records, words_of=set())
         sample, design = draw(data.records, n, stratify, seed)
-    except (RecordsError, ValueError) as err:
+    except (RecordsFileError, ValueError) as err:
         raise CommandError(str(err)) from None
     design.update(model=data.model, threshold=data.threshold, records=[str(p) for p in _inputs(records)],
                   sheet=str(output.resolve()))
@@ -66,7 +66,7 @@ def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None
     """The scores of coded sheets, written to ``output`` as JSON when given;
     ``design`` the design file or ``none`` (a simple random sample)."""
     require_report_extra()
-    from ..annotate.record_format import RecordsError
+    from ..annotate.record_format import RecordsFileError
     from ..saving import atomic_write
     from ..validation.coding import SheetError
     from ..validation.scoring import score_sheets
@@ -84,7 +84,7 @@ def score(sheets: List[Path], records: List[Path], output: Optional[Path] = None
     try:
         scores = score_sheets(sheets, records, design=None if design.lower() == "none" else Path(design),
                               tie=tie, n_boot=n_boot, seed=seed)
-    except (RecordsError, SheetError) as err:
+    except (RecordsFileError, SheetError) as err:
         raise CommandError(str(err)) from None
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -96,15 +96,15 @@ def plan(records: List[Path], half_width: float, figure: str = "rate", stratify:
          error_rate: Optional[float] = None, deff: float = 1.0) -> Dict[str, Any]:
     """How many pairs to code (validation/plan.py); CommandError for bad input."""
     require_report_extra()
-    from ..annotate.record_format import RecordsError
-    from ..report.records import read_records
+    from ..annotate.record_format import RecordsFileError
+    from ..report.records import read_records_and_runs
     from ..validation.plan import plan as make_plan
 
     try:
-        data = read_records(records, words_of=set())
+        data = read_records_and_runs(records, words_of=set())
         return make_plan(data.records, half_width, figure=figure, stratify=stratify, error_rate=error_rate,
                          deff=deff)
-    except (RecordsError, ValueError) as err:
+    except (RecordsFileError, ValueError) as err:
         raise CommandError(str(err)) from None
 
 

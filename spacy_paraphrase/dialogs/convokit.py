@@ -16,7 +16,7 @@ from dataclasses import dataclass, field as dataclass_field
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 
-from ..table_reader import RecordError, read_json_at
+from ..table_reader import InputRowError, read_json_at
 from .fields import IdTypes, as_id, as_object, as_order, as_speaker, as_text, field, json_type
 from .streaming import iter_json_lines, read_grouped
 from .turns import Conversation, DialogFormatError, OnProblem, Utterance, reporter
@@ -96,7 +96,7 @@ def read_convokit(
         meta = record.get("meta")
         meta = {} if meta is None else meta
         if not isinstance(meta, dict):
-            raise RecordError(f"meta must be an object, got {json_type(meta)}")
+            raise InputRowError(f"meta must be an object, got {json_type(meta)}")
         id_types.check(raw_conversation_id, conversation_id)
 
         def make(position: int) -> Utterance:

@@ -1,12 +1,12 @@
 """The values of a dialog record's fields: the record as an object, a field by
 name, ids, speakers, texts and orders read from JSON or table cells, each
-checked (``RecordError`` names what is wrong), and the JSON type names the
+checked (``InputRowError`` names what is wrong), and the JSON type names the
 messages use."""
 import math
 import re
 from typing import Any, Dict, Mapping, Optional
 
-from ..table_reader import RecordError
+from ..table_reader import InputRowError
 
 
 _JSON_TYPES = ((bool, "boolean"), ((int, float), "number"), (str, "string"), (list, "list"), (dict, "object"))
@@ -20,18 +20,18 @@ def json_type(value: Any) -> str:
 
 
 def field(record: Mapping[str, Any], *names: str, what: Optional[str] = None) -> Any:
-    """The value of the first of ``names`` in ``record``; RecordError ``missing
+    """The value of the first of ``names`` in ``record``; InputRowError ``missing
     field`` (naming ``what``, by default the first name) when none is there."""
     for name in names:
         if name in record:
             return record[name]
-    raise RecordError(f"missing field {what or names[0]!r}")
+    raise InputRowError(f"missing field {what or names[0]!r}")
 
 
 def as_object(record: Any) -> Dict[str, Any]:
     """A record that must be a JSON object."""
     if not isinstance(record, dict):
-        raise RecordError(f"expected a JSON object, got {json_type(record)}")
+        raise InputRowError(f"expected a JSON object, got {json_type(record)}")
     return record
 
 
@@ -39,7 +39,7 @@ def as_id(value: Any, what: str) -> str:
     """A non-empty id from a string or an integer (as ``as_speaker``)."""
     value = as_speaker(value, what)
     if not value.strip():
-        raise RecordError(f"{what} is empty")
+        raise InputRowError(f"{what} is empty")
     return value
 
 
@@ -56,14 +56,14 @@ class IdTypes:
         self._types: Dict[str, str] = {}
 
     def check(self, value: Any, key: str) -> None:
-        """RecordError when ``key`` (``as_id(value)``) was met as another JSON type
+        """InputRowError when ``key`` (``as_id(value)``) was met as another JSON type
         (only ids that read as integers can clash, and only those are kept)."""
         if not _INTEGER.fullmatch(key):
             return
         kind = json_type(value)
         first = self._types.setdefault(key, kind)
         if first != kind:
-            raise RecordError(
+            raise InputRowError(
                 f"{self.what} {value!r} is a {kind} here but a {first} in an earlier record: ids of "
                 "different JSON types are different ids (give them one type)"
             )
@@ -77,18 +77,18 @@ def as_speaker(value: Any, what: str = "speaker") -> str:
 def as_text(value: Any, what: str = "text") -> str:
     """A text: a string, kept verbatim (empty and whitespace-only texts too)."""
     if not isinstance(value, str):
-        raise RecordError(f"{what} must be a string, got {json_type(value)}")
+        raise InputRowError(f"{what} must be a string, got {json_type(value)}")
     return value
 
 
 def as_order(value: Any, what: str) -> float:
     """A finite number, or a string holding one."""
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise RecordError(f"{what} must be a number, got {json_type(value)}")
+        raise InputRowError(f"{what} must be a number, got {json_type(value)}")
     try:
         number = float(value)
     except ValueError:
-        raise RecordError(f"{what} must be a number, got {value!r:.40}") from None
+        raise InputRowError(f"{what} must be a number, got {value!r:.40}") from None
     if not math.isfinite(number):
-        raise RecordError(f"{what} must be a finite number, got {value!r:.40}")
+        raise InputRowError(f"{what} must be a finite number, got {value!r:.40}")
     return number

@@ -1,5 +1,5 @@
 """Turn pairs of a dialog corpus (docs/dialog-formats.md): the pairing rules,
-and ``Corpus``, a corpus opened once for its pairs.
+and ``DialogCorpus``, a corpus opened once for its pairs.
 
 ``consecutive`` (the way ContextDeP was built): a run of consecutive
 utterances of one speaker is one turn, and each turn is paired with the next
@@ -9,7 +9,7 @@ with the utterance it replies to, without merging; ``pair_id`` is
 ``{parent id}>{reply id}``. Pairs never join two conversations, and both
 turns of a pair always have different speakers.
 
-Opening a ``Corpus`` guesses its format once (``readers.guess_format``),
+Opening a ``DialogCorpus`` guesses its format once (``readers.guess_format``),
 checks the options once against that format's entry of ``readers.READERS``
 and starts its reader once, so that what the reader checks when started (a
 table's header and columns) fails before a run writes anything; the corpus
@@ -118,7 +118,7 @@ class _Forward:
         reporter(self.to)(problem)
 
 
-class Corpus:
+class DialogCorpus:
     """A dialog corpus opened for its turn pairs (module doc). ``options``
     keep the format as given (None when guessed; ``reader`` is the one read)
     with boolean reader options given as text (``true``) made booleans.
@@ -249,7 +249,7 @@ class Corpus:
             for stream in streams:
                 closing.callback(stream.close)
 
-    def __enter__(self) -> "Corpus":
+    def __enter__(self) -> "DialogCorpus":
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -268,5 +268,10 @@ def read_turn_pairs(
     None), streamed conversation by conversation; a pair file's rows are its
     pairs (``mode`` does not apply). ``options`` go to the format's reader.
     Closing the pairs closes the input, read to their end or not."""
-    corpus = Corpus(path, SourceOptions(fmt=fmt, pairing=mode, reader_options=options))
+    corpus = DialogCorpus(path, SourceOptions(fmt=fmt, pairing=mode, reader_options=options))
     return Stream(corpus.pairs(on_problem), corpus)
+
+
+# The former name (``dialogs.Corpus``), kept importable; not spaCy's
+# ``Corpus`` nor the training reader ``corpus.PairCorpus``.
+Corpus = DialogCorpus

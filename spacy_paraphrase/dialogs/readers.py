@@ -18,7 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 
 from .convokit import CONVOKIT_UTTERANCES, convokit_files, read_convokit
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance, reporter
-from ..table_reader import RecordError, find_pair_columns
+from ..table_reader import InputRowError, find_pair_columns
 from .fields import as_id, as_object, as_speaker, as_text, field, json_type
 from .streaming import check_file, iter_json_lines, read_first_record
 from .tables import read_pair_file, read_turn_table
@@ -42,7 +42,7 @@ def _read_conversation_lines(
     (MediaSum-style, chat). Its id is the ``id`` field (with ``made_ids``, a
     missing or null one is ``{file stem}:{line}``), new in the file;
     ``items(record)`` checks the record and gives its utterances' items,
-    ``utterance(i, item)`` the (speaker, text, meta) of item i (RecordError:
+    ``utterance(i, item)`` the (speaker, text, meta) of item i (InputRowError:
     the utterance is left out). Utterance i has id ``{conversation}-{i}`` and
     replies to utterance i-1; the record's keys other than ``own_keys`` go to
     the conversation's meta."""
@@ -54,9 +54,9 @@ def _read_conversation_lines(
             value = record.get("id") if made_ids else field(record, "id")
             conversation_id = f"{path.stem}:{line}" if made_ids and value is None else as_id(value, "id")
             if conversation_id in seen:
-                raise RecordError(f"conversation id {conversation_id!r} repeated")
+                raise InputRowError(f"conversation id {conversation_id!r} repeated")
             parts = items(record)
-        except RecordError as err:
+        except InputRowError as err:
             report(Problem(str(path), line, str(err)))
             continue
         seen.add(conversation_id)
@@ -64,7 +64,7 @@ def _read_conversation_lines(
         for i, part in enumerate(parts):
             try:
                 speaker, text, meta = utterance(i, part)
-            except RecordError as err:
+            except InputRowError as err:
                 report(Problem(str(path), line, f"{err} (utterance {conversation_id}-{i} left out)"))
                 continue
             reply_to = f"{conversation_id}-{i - 1}" if i else None
@@ -88,9 +88,9 @@ def read_mediasum(
         texts, speakers = field(record, "utt"), field(record, "speaker")
         for key, value in (("utt", texts), ("speaker", speakers)):
             if not isinstance(value, list):
-                raise RecordError(f"{key} must be a list, got {json_type(value)}")
+                raise InputRowError(f"{key} must be a list, got {json_type(value)}")
         if len(texts) != len(speakers):
-            raise RecordError(f"'utt' has {len(texts)} items but 'speaker' has {len(speakers)}")
+            raise InputRowError(f"'utt' has {len(texts)} items but 'speaker' has {len(speakers)}")
         unify = unify_names and all(isinstance(name, str) for name in speakers)
         return list(zip(texts, speakers, unify_speaker_names(speakers) if unify else speakers))
 
@@ -113,13 +113,13 @@ def read_chat(path, *, on_problem: Optional[OnProblem] = None) -> Iterator[Conve
     def items(record):
         messages = field(record, "messages")
         if not isinstance(messages, list):
-            raise RecordError(f"messages must be a list, got {json_type(messages)}")
+            raise InputRowError(f"messages must be a list, got {json_type(messages)}")
         return messages
 
     def utterance(i, message):
         where = f"messages[{i}]"
         if not isinstance(message, dict):
-            raise RecordError(f"{where} must be an object, got {json_type(message)}")
+            raise InputRowError(f"{where} must be an object, got {json_type(message)}")
         speaker = as_speaker(field(message, "role", what=f"{where}.role"), f"{where}.role")
         text = as_text(field(message, "content", what=f"{where}.content"), f"{where}.content")
         return speaker, text, {key: value for key, value in message.items() if key not in ("role", "content")}
@@ -177,7 +177,11 @@ def guess_format(path) -> str:
     """One of FORMATS: ``convokit`` for a directory holding
     ``utterances.jsonl`` or that file itself, else the first format of
     ``READERS`` that recognises the file's first record; DialogFormatError
-    naming ``--format`` when unclear."""
+    naming ``--format`` when unclear. The one guess of a dialog input's
+    format; three other guesses tell other things apart: ``annotate/stdio.py``
+    JSON Lines from TSV on standard input (which has no name for the table
+    reader to go by), ``record_format.output_files`` the kinds of annotate
+    output, and ``visualize/inputs.py`` a ``.spacy`` file from those."""
     path = Path(path)
     if path.is_dir():
         if (path / CONVOKIT_UTTERANCES).is_file():

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .. import table_reader
-from ..table_reader import CsvRecords, OnBad, RecordError
+from ..table_reader import CsvRecords, OnBad, InputRowError
 from .turns import Conversation, DialogFormatError, OnProblem, Problem, Utterance
 
 
@@ -47,7 +47,7 @@ def open_binary(path: Path):
 
 class Stream:
     """The items of a reader whose input is open before its first item (a
-    table whose header is checked when the reader is called, a ``Corpus``):
+    table whose header is checked when the reader is called, a ``DialogCorpus``):
     ``close`` closes ``source`` too, which closing a generator not started
     yet would not do."""
 
@@ -135,14 +135,14 @@ def read_grouped(
     """Conversations of a file with one utterance per record, in any order:
     a first pass checks every record and indexes it by conversation, a second
     pass seeks to the records of each conversation in turn. ``parse`` raises
-    RecordError for a malformed record; a repeated utterance id within a
+    InputRowError for a malformed record; a repeated utterance id within a
     conversation is reported and the later record left out."""
     bad = problems_to(path, report)
     index = GroupIndex()
     for line, start, end, record in records:
         try:
             conversation_id, order, _ = parse(record, line)
-        except RecordError as err:
+        except InputRowError as err:
             bad(line, str(err))
             continue
         index.add(conversation_id, line, start, end, order)
@@ -153,7 +153,7 @@ def read_grouped(
             for line, start, end in positions:
                 try:
                     _, _, make = parse(read_at(fh, start, end), line)
-                except RecordError as err:  # the file changed between the passes
+                except InputRowError as err:  # the file changed between the passes
                     bad(line, f"{err} (did the file change while reading?)")
                     continue
                 utterance = make(len(utterances))

@@ -19,7 +19,7 @@ from .turns import (
 from ..table_reader import (
     PAIR_COLUMNS,
     PAIR_ID_COLUMN,
-    RecordError,
+    InputRowError,
     find_pair_columns,
     made_pair_id,
     made_pair_line,
@@ -80,7 +80,7 @@ def _row(record: Any, names: Optional[List[str]]) -> Dict[str, Any]:
     if names is None:
         return as_object(record)
     if len(record) != len(names):
-        raise RecordError(f"expected {len(names)} fields (as the header), found {len(record)}")
+        raise InputRowError(f"expected {len(names)} fields (as the header), found {len(record)}")
     return dict(zip(names, record))
 
 
@@ -221,13 +221,13 @@ def _pair_rows(path: Path, names: Optional[List[str]], columns, id_column: Optio
             row = _row(record, names)
             columns = columns or find_pair_columns(list(row))  # a CSV/TSV file's: from its header
             if columns is None:
-                raise RecordError(f"no pair text fields (looked for {[list(c) for c in PAIR_COLUMNS]})")
+                raise InputRowError(f"no pair text fields (looked for {[list(c) for c in PAIR_COLUMNS]})")
             first, second = (as_text(field(row, column), column) for column in columns)
             id_name = id_column or (PAIR_ID_COLUMN if PAIR_ID_COLUMN in row else None)
             pair_id = as_id(field(row, id_name), id_name) if id_name else made_pair_id(path, line)
             if pair_id in seen:
-                raise RecordError(f"pair id {pair_id!r} repeated")
-        except RecordError as err:
+                raise InputRowError(f"pair id {pair_id!r} repeated")
+        except InputRowError as err:
             report(Problem(str(path), line, str(err)))
             continue
         seen.add(pair_id, None if id_name else line)

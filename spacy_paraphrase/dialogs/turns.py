@@ -14,6 +14,29 @@ from typing import Any, Callable, Dict, List, Mapping, NamedTuple, Optional, Seq
 SEPARATOR = " "  # between the utterance texts of a merged turn
 
 
+class TurnKeys(NamedTuple):
+    speaker: str
+    utterance_ids: str
+    text: str
+    offsets: str
+
+
+class PairKeys(NamedTuple):
+    pair_id: str
+    conversation_id: str
+    first: str
+    second: str
+    meta: str
+
+
+# The keys of a turn's JSON form (``Turn.to_json``: the keys inside an annotate
+# record's ``first`` and ``second``) and of a pair's (``TurnPair.to_json``: the
+# record's first keys, ``record_format.RECORD_FIELDS``), each read by its name
+# here (``TURN_KEYS.text``, never ``"text"``).
+TURN_KEYS = TurnKeys("speaker", "utterance_ids", "text", "offsets")
+PAIR_KEYS = PairKeys("pair_id", "conversation_id", "first", "second", "meta")
+
+
 class DialogFormatError(ValueError):
     """A file cannot be read at all (missing, unknown format, missing columns)."""
 
@@ -134,8 +157,9 @@ class Turn:
     def to_json(self) -> Dict[str, Any]:
         """``{"speaker", "utterance_ids", "text", "offsets"}`` (``offsets[i]`` =
         ``[start, end]`` of utterance ``i`` in ``text``), as in the annotate record."""
-        return {"speaker": self.speaker, "utterance_ids": self.utterance_ids, "text": self.text,
-                "offsets": [[start, end] for start, end in self.offsets]}
+        keys = TURN_KEYS
+        return {keys.speaker: self.speaker, keys.utterance_ids: self.utterance_ids, keys.text: self.text,
+                keys.offsets: [[start, end] for start, end in self.offsets]}
 
     @classmethod
     def from_json(cls, turn: Mapping[str, Any], conversation_id: str = "") -> "Turn":
@@ -143,9 +167,10 @@ class Turn:
         cut from the text at ``offsets`` (a one-utterance turn may omit them:
         the whole text). ValueError for offsets that do not fit the text or the
         utterance ids."""
-        text, ids, given = turn.get("text"), turn.get("utterance_ids"), turn.get("offsets")
+        keys = TURN_KEYS
+        text, ids, given = turn.get(keys.text), turn.get(keys.utterance_ids), turn.get(keys.offsets)
         if not isinstance(text, str) or not isinstance(ids, list) or not ids:
-            raise ValueError("a turn needs a 'text' string and a non-empty 'utterance_ids' list")
+            raise ValueError(f"a turn needs a {keys.text!r} string and a non-empty {keys.utterance_ids!r} list")
         if given is None and len(ids) == 1:
             given = [[0, len(text)]]
         if not isinstance(given, list) or len(given) != len(ids):
@@ -160,7 +185,7 @@ class Turn:
                 raise ValueError(f"offsets {given!r} are not ordered [start, end] ranges of the turn's "
                                  f"{len(text)} characters")
             end = bounds[1]
-        speaker = turn.get("speaker")
+        speaker = turn.get(keys.speaker)
         utterances = tuple(Utterance(str(utt_id), conversation_id, speaker, text[start:end])
                            for utt_id, (start, end) in zip(ids, given))
         return cls(speaker, text, utterances, tuple((start, end) for start, end in given))
@@ -199,25 +224,27 @@ class TurnPair:
     def to_json(self) -> Dict[str, Any]:
         """``pair_id``, ``conversation_id``, ``first`` / ``second``
         (``Turn.to_json``) and ``meta`` when the pair has any: plain JSON."""
-        out: Dict[str, Any] = {"pair_id": self.pair_id, "conversation_id": self.conversation_id,
-                               "first": self.first.to_json(), "second": self.second.to_json()}
+        keys = PAIR_KEYS
+        out: Dict[str, Any] = {keys.pair_id: self.pair_id, keys.conversation_id: self.conversation_id,
+                               keys.first: self.first.to_json(), keys.second: self.second.to_json()}
         if self.meta:
-            out["meta"] = dict(self.meta)
+            out[keys.meta] = dict(self.meta)
         return out
 
     @classmethod
     def from_json(cls, pair: Mapping[str, Any]) -> "TurnPair":
         """The pair of ``to_json``'s form, or of an annotate record (its
         results left out). ValueError for a malformed one."""
-        conversation_id = "" if pair.get("conversation_id") is None else str(pair["conversation_id"])
+        keys = PAIR_KEYS
+        conversation_id = "" if pair.get(keys.conversation_id) is None else str(pair[keys.conversation_id])
         turns = []
-        for side in ("first", "second"):
+        for side in (keys.first, keys.second):
             if not isinstance(pair.get(side), Mapping):
                 raise ValueError(f"{side!r} must be an object")
             try:
                 turns.append(Turn.from_json(pair[side], conversation_id))
             except ValueError as err:
                 raise ValueError(f"the {side} turn: {err}") from None
-        if pair.get("pair_id") is None:
-            raise ValueError("'pair_id' is missing")
-        return cls(str(pair["pair_id"]), conversation_id, turns[0], turns[1], dict(pair.get("meta") or {}))
+        if pair.get(keys.pair_id) is None:
+            raise ValueError(f"{keys.pair_id!r} is missing")
+        return cls(str(pair[keys.pair_id]), conversation_id, turns[0], turns[1], dict(pair.get(keys.meta) or {}))

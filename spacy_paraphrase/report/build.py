@@ -18,8 +18,8 @@ from .dialogs import join_dialogs, run_source, speaker_roles
 from .fields import FieldError, all_fields, group_values, time_values
 from .page import count, figure, fmt, interval, link, page, paragraph, section, table
 from .phrases import top_phrases
-from ..annotate.record_format import CONVERSATION_ID, MARGIN, PAIR_ID, SCORE, WORDS, RecordsError, record_decision
-from .records import Records, model_label, read_records
+from ..annotate.record_format import CONVERSATION_ID, MARGIN, PAIR_ID, SCORE, WORDS, RecordsFileError, record_decision
+from .records import Records, model_label, read_records_and_runs
 from .statistics import cluster_bootstrap, group_rates, score_histogram
 from .validation_section import validation_section
 
@@ -96,7 +96,7 @@ def _examples(data: Records, phrases: List[Dict[str, Any]],
         for pid in ids:
             chosen.setdefault(pid, by_id[pid])
     if any(WORDS.key not in r for r in chosen.values()):
-        with_words = read_records(inputs, words_of=set(chosen)).by_id()
+        with_words = read_records_and_runs(inputs, words_of=set(chosen)).by_id()
         chosen = {pid: with_words[pid] for pid in chosen}
     views = []
     for i, record in enumerate(chosen.values()):
@@ -136,13 +136,13 @@ def make_report(inputs: Sequence[Path], out_dir: Path, *, by: Sequence[str] = ()
     inputs = [Path(p) for p in inputs]
     _check_output(inputs, Path(out_dir))
     try:
-        data = read_records(inputs, words_of=set())  # per-word probabilities: only the example pairs' (below)
+        data = read_records_and_runs(inputs, words_of=set())  # per-word probabilities: only the example pairs' (below)
         if dialogs is not None:
             join_dialogs(data, Path(dialogs), run_source(inputs))
         fields = all_fields(data, speaker_roles(role_patterns) if role_patterns else None)
         groups = {name: group_values(name, fields) for name in by}
         periods = {opt: time_values(opt, fields) for opt in by_time}
-    except (RecordsError, FieldError) as err:
+    except (RecordsFileError, FieldError) as err:
         raise ReportError(str(err)) from None
     except ValueError as err:  # a bad --role-pattern
         raise ReportError(f"--role-pattern: {err}") from None

@@ -5,20 +5,19 @@ patterns (``--role-pattern ROLE=REGEX``). docs/report.md, "Fields".
 Records keep speaker names and utterance ids but no conversation meta (a
 MediaSum program or date, a chat's extra keys) and no utterance meta (a turn
 table's other columns). ``join_dialogs`` reads the corpus again as annotate
-read it (a ``dialogs.Corpus``), with the format and reader options of the
+read it (a ``dialogs.DialogCorpus``), with the format and reader options of the
 annotate run when its checkpoint is beside the records (else the format is
 guessed), and keeps the meta of the conversations and turn-opening
 utterances the records name, and of a ConvoKit corpus's speakers
 (``records.join_corpus``: the same join as for a ConvoKit output).
 """
-import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Sequence
 
-from ..annotate.resume import checkpoint_path
-from ..dialogs import Corpus, DialogFormatError, SourceOptions, role_getter
+from ..annotate.resume import run_fingerprint
+from ..dialogs import DialogCorpus, DialogFormatError, SourceOptions, role_getter
 from ..dialogs.turns import Utterance
-from ..annotate.record_format import RecordsError, output_files
+from ..annotate.record_format import RecordsFileError, output_files
 from .records import Records, join_corpus
 
 
@@ -28,9 +27,9 @@ def run_source(inputs: Sequence[Path]) -> Optional[Dict[str, Any]]:
     for path in inputs:
         try:
             _, output, _ = output_files(Path(path))
-            stored = json.loads(checkpoint_path(output).read_text(encoding="utf-8"))["fingerprint"]["source"]
-        except (RecordsError, OSError, ValueError, KeyError, TypeError):
+        except (RecordsFileError, OSError):
             continue
+        stored = (run_fingerprint(output) or {}).get("source")
         if isinstance(stored, dict):
             return stored
     return None
@@ -40,19 +39,19 @@ def join_dialogs(data: Records, dialogs: Path, source: Optional[Dict[str, Any]] 
     """Fill ``data``'s conversation, utterance and speaker meta (and
     timestamps) from the dialog corpus ``dialogs``, read with ``source``'s
     format and reader options (``run_source``; ``records.join_corpus``);
-    returns how many of the records' conversations it found. RecordsError
+    returns how many of the records' conversations it found. RecordsFileError
     when the corpus cannot be read or holds none of them."""
     dialogs = Path(dialogs)
     if not dialogs.exists():
-        raise RecordsError(f"--dialogs {dialogs}: no such file or directory")
+        raise RecordsFileError(f"--dialogs {dialogs}: no such file or directory")
     options = SourceOptions(fmt=(source or {}).get("fmt"), reader_options=dict((source or {}).get("reader_options") or {}))
     try:
-        with Corpus(dialogs, options) as corpus:
+        with DialogCorpus(dialogs, options) as corpus:
             found = join_corpus(data, corpus)
     except (DialogFormatError, ValueError, OSError) as err:
-        raise RecordsError(f"--dialogs {dialogs}: {err}") from None
+        raise RecordsFileError(f"--dialogs {dialogs}: {err}") from None
     if not found and not data.utterance_meta:
-        raise RecordsError(f"--dialogs {dialogs}: none of the records' conversations is in it "
+        raise RecordsFileError(f"--dialogs {dialogs}: none of the records' conversations is in it "
                            "(give the corpus these records were annotated from)")
     return found
 

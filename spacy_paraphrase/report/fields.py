@@ -15,7 +15,7 @@ import datetime
 import math
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from ..annotate.record_format import CONVERSATION_ID, FIRST, META, SECOND, SIDES
+from ..annotate.record_format import CONVERSATION_ID, FIRST, META, SECOND, SIDES, TURN_FIELDS
 from .records import Records
 
 TIME_UNITS = ("month", "year")
@@ -48,13 +48,13 @@ def record_fields(record: Dict[str, Any], data: Records, role_of: Optional[RoleO
         out[f"conversation.{key}"] = value
     for side, turn_field in zip(SIDES, (FIRST, SECOND)):
         turn = record.get(turn_field.key) or {}
-        speaker = turn.get("speaker")
+        speaker = turn.get(TURN_FIELDS.speaker)
         out[f"{side}.speaker"] = speaker
         if role_of is not None:
             out[f"{side}.role"] = role_of(speaker)
         for key, value in data.speaker_meta.get(str(speaker), {}).items():
             out[f"{side}.speaker.{key}"] = value
-        ids = turn.get("utterance_ids") or []
+        ids = turn.get(TURN_FIELDS.utterance_ids) or []
         if ids:
             for key, value in data.utterance_meta.get(str(ids[0]), {}).items():
                 out[f"{side}.meta.{key}"] = value

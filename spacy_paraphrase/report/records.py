@@ -2,9 +2,11 @@
 record codec (``annotate/record_format.py``: the record and its files;
 docs/annotate.md, "The record").
 
-``read_records(paths)`` takes annotate outputs of any kind: a JSON Lines file,
-the directory of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or
-a ConvoKit corpus written by ``annotate --output-format convokit`` (its
+``read_records_and_runs(paths)`` (a ``Records``: the records and what their
+runs left beside them; ``record_format.read_records`` yields the records
+alone) takes annotate outputs of any kind: a JSON Lines file, the directory
+of ``*.jsonl`` parts an ``annotate --engine ray`` run writes, or a ConvoKit
+corpus written by ``annotate --output-format convokit`` (its
 ``*annotate.records.jsonl``, joined with the corpus' utterance, speaker and
 conversation meta: ``join_corpus``, which ``report --dialogs`` uses too).
 Next to each output it reads what the run left: the checkpoint (the model)
@@ -18,10 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, FIRST, PAIR_ID, SECOND, WORDS, RecordsError,
-                                      convokit_errors, error_entries, output_files, read_lines, record_decision)
-from ..annotate.resume import checkpoint_path, default_errors_path
-from ..dialogs import Corpus, DialogFormatError, SourceOptions
+from ..annotate.record_format import (CONVERSATION_ID, CONVOKIT_RECORDS, ERROR_KIND, FIRST, MALFORMED, PAIR_ID, SECOND,
+                                      SKIPPED, TURN_FIELDS, WORDS, RecordsFileError, convokit_errors, error_entries,
+                                      output_files, read_lines, record_decision)
+from ..annotate.resume import default_errors_path, run_fingerprint
+from ..dialogs import DialogCorpus, DialogFormatError, SourceOptions
 from ..dialogs.convokit import read_convokit_meta
 
 THRESHOLD_DIGITS = 4  # a record's threshold agrees with the pipeline's to float32 precision
@@ -47,11 +50,10 @@ class Records:
 
 
 def _run_model(output: Path) -> Optional[str]:
-    checkpoint = checkpoint_path(output)
-    try:
-        model = json.loads(checkpoint.read_text(encoding="utf-8"))["fingerprint"]["model"]
-    except (OSError, ValueError, KeyError, TypeError):
+    stored = run_fingerprint(output)
+    if stored is None or "model" not in stored:
         return None
+    model = stored["model"]
     name = (model.get("path") or model.get("name")) if isinstance(model, dict) else str(model)
     return str(name) if name else None  # a path as annotate resolved it, or a package name
 
@@ -82,8 +84,8 @@ def _error_counts(output: Path) -> Tuple[int, int]:
     skipped = malformed = 0
     if errors.is_file():
         for entry in error_entries(errors):
-            skipped += entry.get("kind") == "skipped"
-            malformed += entry.get("kind") == "malformed"
+            skipped += entry.get(ERROR_KIND) == SKIPPED
+            malformed += entry.get(ERROR_KIND) == MALFORMED
     return skipped, malformed
 
 
@@ -99,7 +101,7 @@ def _thresholds(records: List[Dict[str, Any]], where: Callable[[int], str]) -> D
     return found
 
 
-def join_corpus(data: Records, corpus: Corpus) -> int:
+def join_corpus(data: Records, corpus: DialogCorpus) -> int:
     """Fill ``data``'s meta from the dialog corpus its records came from,
     read as annotate read it: the conversations' meta and the meta and
     timestamps of the turn-opening utterances its records name (through the
@@ -111,7 +113,8 @@ def join_corpus(data: Records, corpus: Corpus) -> int:
     OSError when the corpus cannot be read."""
     conversations = {str(r.get(CONVERSATION_ID.key)) for r in data.records if r.get(CONVERSATION_ID.key) is not None}
     turns = [r.get(turn.key) or {} for r in data.records for turn in (FIRST, SECOND)]
-    utterances = {str(turn["utterance_ids"][0]) for turn in turns if turn.get("utterance_ids")}  # turn openers
+    ids = [turn.get(TURN_FIELDS.utterance_ids) for turn in turns]
+    utterances = {str(turn_ids[0]) for turn_ids in ids if turn_ids}  # turn openers
     for conversation in corpus.conversations(lambda problem: None):
         if conversation.id in conversations:
             data.conversation_meta[conversation.id] = conversation.meta
@@ -126,13 +129,13 @@ def join_corpus(data: Records, corpus: Corpus) -> int:
     return len(conversations & set(data.conversation_meta))
 
 
-def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
-    """All records of ``paths`` (module doc); RecordsError for bad input,
+def read_records_and_runs(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> Records:
+    """All records of ``paths`` (module doc); RecordsFileError for bad input,
     for records of several models or thresholds, or for a pair id twice.
     ``words_of``: keep the per-word probabilities (``WORDS``, the bulk of
     a ``--with-probs`` record) of these pair ids only (None: of all)."""
     if not paths:
-        raise RecordsError("no records given")
+        raise RecordsFileError("no records given")
     out = Records(records=[], sources=[shown(str(p)) for p in paths])
     models: Dict[str, str] = {}
     files_read: List[Path] = []
@@ -155,7 +158,7 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
                 pair_id = str(record[PAIR_ID.key])
                 if pair_id in seen:
                     first = where[seen[pair_id]]
-                    raise RecordsError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
+                    raise RecordsFileError(f"pair id {pair_id!r} twice: {files_read[first[0]]}, line {first[1]} and "
                                        f"{file}, line {number} (give each annotate output once)")
                 if words_of is not None and pair_id not in words_of:
                     record.pop(WORDS.key, None)
@@ -164,20 +167,20 @@ def read_records(paths: Sequence[Path], words_of: Optional[Set[str]] = None) -> 
                 out.records.append(record)
     if len(models) > 1:
         (a, at), (b, bt) = list(models.items())[:2]
-        raise RecordsError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
+        raise RecordsFileError(f"records of two models: {a} ({at}) and {b} ({bt}); report one model's records at a time")
     thresholds = _thresholds(out.records, lambda i: f"{files_read[where[i][0]]}, line {where[i][1]}")
     if len(thresholds) > 1:
         (a, at), (b, bt) = sorted(thresholds.items())[:2]
-        raise RecordsError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "
+        raise RecordsFileError(f"records of two thresholds: {a:g} ({at}) and {b:g} ({bt}); "
                            "report one pipeline's records at a time")
     if not out.records:
-        raise RecordsError(f"no records in {', '.join(out.sources)}")
+        raise RecordsFileError(f"no records in {', '.join(out.sources)}")
     for corpus in corpora:
         try:
-            with Corpus(corpus, SourceOptions(fmt="convokit")) as opened:
+            with DialogCorpus(corpus, SourceOptions(fmt="convokit")) as opened:
                 join_corpus(out, opened)
         except (DialogFormatError, ValueError, OSError) as err:
-            raise RecordsError(str(err)) from None
+            raise RecordsFileError(str(err)) from None
     out.model = next(iter(models), None)
     out.threshold = next(iter(thresholds), None)
     return out

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy
 
-from ..report.records import read_records
+from ..report.records import read_records_and_runs
 from ..report.statistics import N_BOOT, cluster_bootstrap
 from .agreement import cohen_kappa, krippendorff_alpha, majority, mean_vote, percent_agreement
 from .coding import SheetError, coder_names, read_sheet
@@ -82,7 +82,7 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     """The scores of coded sheets (module doc) as a JSON-able dict; design
     None: the coded pairs are a simple random sample of the records."""
     sheets = [Path(p) for p in sheets]
-    data = read_records(records, words_of=set())
+    data = read_records_and_runs(records, words_of=set())
     by_id = data.by_id()
     scored = [r for r in data.records if isinstance(r.get(SCORE.key), (int, float))]
     names = coder_names(sheets)

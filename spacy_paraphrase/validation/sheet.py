@@ -23,7 +23,7 @@ from typing import Any, Dict, List, Sequence
 import numpy
 
 from ..saving import atomic_write
-from ..annotate.record_format import CONVERSATION_ID, FIRST, MARGIN, PAIR_ID, SCORE, SECOND, record_decision
+from ..annotate.record_format import CONVERSATION_ID, FIRST, MARGIN, PAIR_ID, SCORE, SECOND, TURN_FIELDS, record_decision
 
 STRATIFY = ("margin", "decision", "none")
 BANDS = (0.05, 0.15, 0.3)
@@ -88,8 +88,8 @@ def draw(records: Sequence[Dict[str, Any]], n: int, stratify: str, seed: int) ->
 
 def sheet_rows(sample: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     return [{"pair_id": r[PAIR_ID.key], "conversation_id": r.get(CONVERSATION_ID.key),
-             "first_speaker": r[FIRST.key].get("speaker"), "first_text": r[FIRST.key].get("text"),
-             "second_speaker": r[SECOND.key].get("speaker"), "second_text": r[SECOND.key].get("text"),
+             "first_speaker": r[FIRST.key].get(TURN_FIELDS.speaker), "first_text": r[FIRST.key].get(TURN_FIELDS.text),
+             "second_speaker": r[SECOND.key].get(TURN_FIELDS.speaker), "second_text": r[SECOND.key].get(TURN_FIELDS.text),
              "label": "", "highlight": "", "note": ""} for r in sample]
 
 

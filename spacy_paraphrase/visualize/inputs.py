@@ -11,7 +11,7 @@ from typing import List, Optional
 from spacy.tokens import DocBin
 from spacy.vocab import Vocab
 
-from ..annotate.record_format import RecordsError, output_files, read_lines
+from ..annotate.record_format import RecordsFileError, output_files, read_lines
 from ..pair_doc import SPANS_KEY, PairDocError
 from .record_views import pair_view_from_record
 from .views import PairView, pair_view_from_doc
@@ -37,13 +37,15 @@ def _record_views(files: List[Path], threshold: Optional[float]) -> List[PairVie
 def load_views(path: Path, *, spans_key: str = SPANS_KEY, threshold: Optional[float] = None) -> List[PairView]:
     """Pair views of every pair in a ``.spacy`` file or an annotate output
     (``record_format.output_files``: file by file in name order, each in its
-    order). Raises
+    order): a directory is an annotate output, a file is told by its
+    extension (``.spacy`` or ``.jsonl``; the only guess made here, since
+    ``output_files`` takes any file for records). Raises
     ValueError naming the file (and line or Doc) for bad input."""
     path = Path(path)
     if path.is_dir():
         try:
             files = output_files(path)[0]
-        except RecordsError as err:
+        except RecordsFileError as err:
             raise ValueError(f"{err}; pass {INPUT_KINDS}.") from None
         return _record_views(files, threshold)
     if not path.is_file():

@@ -14,7 +14,8 @@ import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..annotate.record_format import (AGREEMENT, CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, RECORD_FIELDS,
-                                      SCORE, SECOND, SIDES, SPANS, VOTE_SHARE, WORDS, as_number, record_decision)
+                                      SCORE, SECOND, SIDES, SPANS, TURN_FIELDS, VOTE_SHARE, WORDS, as_number,
+                                      record_decision)
 from ..dialogs.turns import Turn
 from ..pair_doc import PARAPHRASE_LABEL
 from ..paraphrase_spans.readout import SOURCE_LABEL
@@ -50,8 +51,8 @@ def pair_view_from_record(
     turns = []
     for side, field, default in zip(SIDES, (FIRST, SECOND), DEFAULT_SPEAKERS):
         turn = record.get(field.key)
-        if not isinstance(turn, Mapping) or not isinstance(turn.get("text"), str):
-            raise ValueError(f"{name}: {field.key!r} must be an object with a 'text' string.")
+        if not isinstance(turn, Mapping) or not isinstance(turn.get(TURN_FIELDS.text), str):
+            raise ValueError(f"{name}: {field.key!r} must be an object with a {TURN_FIELDS.text!r} string.")
         side_spans = [s for s in spans if s["side"] == side]
         turns.append(_turn_view(f"{name}, {side} turn", turn, default, words.get(side), side_spans))
     view = PairView(
@@ -77,12 +78,12 @@ def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mappi
         decoded = Turn.from_json(turn)
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from None
-    text = turn["text"]
+    text = turn[TURN_FIELDS.text]
     ids = [utterance.id for utterance in decoded.utterances]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{where}: an utterance id is given twice in {ids}.")
     bounds = dict(zip(ids, decoded.offsets))
-    view = TurnView(speaker=str(turn.get("speaker") or default), text=text)
+    view = TurnView(speaker=str(turn.get(TURN_FIELDS.speaker) or default), text=text)
     if words:
         view.words = _words(where, text, words, bounds)
     view.spans = _join_split_spans(text, [_place(where, text, ids, bounds, span) for span in spans])

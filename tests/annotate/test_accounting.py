@@ -14,7 +14,7 @@ from typing import Dict, List, Tuple
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spacy_paraphrase.annotate.local import run_local
-from spacy_paraphrase.dialogs import Corpus as DialogCorpus, SourceOptions
+from spacy_paraphrase.dialogs import DialogCorpus, SourceOptions
 from tests.annotate.helpers import read_jsonl
 
 FORMATS = ("chat", "mediasum", "convokit", "turns-csv", "turns-jsonl", "pairs-tsv")

@@ -220,7 +220,7 @@ def test_checkpoint_is_written_before_the_model_loads(annotate_model, tmp_path, 
 @pytest.mark.parametrize("count", [True, False])
 def test_a_run_guesses_the_format_once_and_opens_the_input_once_per_pass(annotate_model, tmp_path, monkeypatch,
                                                                         writer, name, count):
-    """The corpus is opened once (``dialogs.Corpus``): one format guess (one
+    """The corpus is opened once (``dialogs.DialogCorpus``): one format guess (one
     open of the input), then one open for the count and one for the pairs; the
     reader started to check the input is the first pass's."""
     from spacy_paraphrase.cli.annotate import annotate

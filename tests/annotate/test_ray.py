@@ -20,7 +20,7 @@ from spacy_paraphrase.annotate.ray_engine import prepare_output, run_ray, stage 
 from spacy_paraphrase.annotate.record_format import part_files, read_records  # noqa: E402
 from spacy_paraphrase.dialogs import SourceOptions  # noqa: E402
 from spacy_paraphrase.annotate.staging import line_pair  # noqa: E402
-from spacy_paraphrase.dialogs import Corpus  # noqa: E402
+from spacy_paraphrase.dialogs import DialogCorpus  # noqa: E402
 from tests.util import make_examples, make_nlp  # noqa: E402
 
 SHARD_ROWS = 40
@@ -159,7 +159,7 @@ def test_staged_shards_hold_whole_conversations(runs):
 def test_stage_limit_counts_skipped_pairs(corpus, tmp_path):
     errors = tmp_path / "errors.jsonl"
     options = SourceOptions()
-    summary = stage(Corpus(corpus, options), tmp_path / "staging", errors, shard_rows=5, limit=30, total=None,
+    summary = stage(DialogCorpus(corpus, options), tmp_path / "staging", errors, shard_rows=5, limit=30, total=None,
                     progress_bar=False)
     pairs = [pair for path in sorted((tmp_path / "staging").glob("*.jsonl")) for pair in _staged(path)]
     assert summary.consumed == 30 and len(pairs) + summary.skipped == 30
@@ -167,10 +167,10 @@ def test_stage_limit_counts_skipped_pairs(corpus, tmp_path):
 
 
 def test_stage_counts_the_pairs_the_role_filter_left_out(corpus, tmp_path):
-    every = stage(Corpus(corpus, SourceOptions()), tmp_path / "all", tmp_path / "all.errors.jsonl", shard_rows=5,
+    every = stage(DialogCorpus(corpus, SourceOptions()), tmp_path / "all", tmp_path / "all.errors.jsonl", shard_rows=5,
                   limit=None, total=None, progress_bar=False)
     users = SourceOptions(first_roles=["user"], second_roles=["assistant"])
-    kept = stage(Corpus(corpus, users), tmp_path / "users", tmp_path / "users.errors.jsonl", shard_rows=5,
+    kept = stage(DialogCorpus(corpus, users), tmp_path / "users", tmp_path / "users.errors.jsonl", shard_rows=5,
                  limit=None, total=None, progress_bar=False)
     assert every.role_dropped == 0 and 0 < kept.role_dropped < every.consumed
     assert kept.consumed + kept.role_dropped == every.consumed

@@ -3,8 +3,8 @@ import pytest
 
 from spacy_paraphrase import make_pair_doc
 from spacy_paraphrase.annotate import PairAnnotator, invalid_reason
-from spacy_paraphrase.annotate.record_format import (RECORD_FIELDS, Decision, RecordsError, dumps, invalid_side, make_record,
-                                                    output_files, read_records, record_decision)
+from spacy_paraphrase.annotate.record_format import (RECORD_FIELDS, Decision, RecordsFileError, dumps, invalid_side,
+                                                    make_record, output_files, read_records, record_decision)
 from spacy_paraphrase.dialogs import Turn, TurnPair, Utterance
 from spacy_paraphrase.pair_doc import PARAPHRASE_LABEL, SPANS_KEY
 from spacy_paraphrase.words import word_values
@@ -140,12 +140,12 @@ def test_output_files_know_every_kind_of_annotate_output(tmp_path):
     kit = tmp_path / "kit"
     kit.mkdir()
     (kit / "utterances.jsonl").write_text("{}\n")
-    with pytest.raises(RecordsError, match="--output-format convokit"):
+    with pytest.raises(RecordsFileError, match="--output-format convokit"):
         output_files(kit)
     (kit / "sp_annotate.records.jsonl").write_bytes(line)
     assert output_files(kit) == ([kit / "sp_annotate.records.jsonl"], kit / "sp_annotate.records.jsonl", kit)
     (tmp_path / "bad.jsonl").write_text('{"pair_id": "p", "score": 1}\n\n["x"]\n')
-    with pytest.raises(RecordsError, match=r"bad.jsonl, line 3: not an annotate record"):
+    with pytest.raises(RecordsFileError, match=r"bad.jsonl, line 3: not an annotate record"):
         list(read_records(tmp_path / "bad.jsonl"))
 
 

@@ -1,10 +1,10 @@
-"""``Corpus``: its conversations, read by the reader it started, and the
+"""``DialogCorpus``: its conversations, read by the reader it started, and the
 files it opens, closed however its passes end (with the garbage collector
 off, so that a file left open stays open)."""
 import pytest
 
 from spacy_paraphrase.dialogs import (
-    Corpus, DialogFormatError, MalformedRecordError, SourceOptions, read_dialogs, read_turn_pairs)
+    DialogCorpus, DialogFormatError, MalformedRecordError, SourceOptions, read_dialogs, read_turn_pairs)
 from tests.annotate.helpers import write_mediasum, write_pairs_tsv, write_turns_csv
 
 WRITERS = {"news.jsonl": write_mediasum, "talks.csv": write_turns_csv, "pairs.tsv": write_pairs_tsv}
@@ -16,7 +16,7 @@ def corpus_path(request, tmp_path):
 
 
 def test_a_count_that_stops_early_leaves_no_file_open(corpus_path, opened_inputs):
-    corpus = Corpus(corpus_path)
+    corpus = DialogCorpus(corpus_path)
     assert corpus.count(limit=1) == 1
     assert opened_inputs and opened_inputs.still_open() == []  # the guess's file and the count's
     assert corpus.count() > 1  # a later pass reads again
@@ -27,9 +27,9 @@ def test_a_count_that_stops_early_leaves_no_file_open(corpus_path, opened_inputs
 
 
 def test_close_closes_the_started_reader_and_the_passes_left_unread(corpus_path, opened_inputs):
-    Corpus(corpus_path).close()  # the reader started when opened, never read
+    DialogCorpus(corpus_path).close()  # the reader started when opened, never read
     assert opened_inputs.still_open() == []
-    corpus = Corpus(corpus_path)
+    corpus = DialogCorpus(corpus_path)
     pairs = corpus.pairs(lambda problem: None)
     first = next(pairs)
     again = corpus.pairs(lambda problem: None)
@@ -37,7 +37,7 @@ def test_close_closes_the_started_reader_and_the_passes_left_unread(corpus_path,
     corpus.close()
     assert opened_inputs.still_open() == []
     assert list(pairs) == []  # a pass closed ends
-    with Corpus(corpus_path) as corpus:
+    with DialogCorpus(corpus_path) as corpus:
         assert next(corpus.pairs(lambda problem: None)) == first  # a pass after close opens the input again
     assert opened_inputs.still_open() == []
 
@@ -60,14 +60,14 @@ def test_a_refused_header_leaves_no_file_open(tmp_path, opened_inputs, name, con
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DialogFormatError):
-        Corpus(path, SourceOptions(**options))
+        DialogCorpus(path, SourceOptions(**options))
     assert opened_inputs and opened_inputs.still_open() == []
 
 
 def test_conversations_are_read_by_the_started_reader(tmp_path, opened_inputs):
     path = write_mediasum(tmp_path / "news.jsonl", extra_lines=["{oops"])
     problems = []
-    with Corpus(path) as corpus:
+    with DialogCorpus(path) as corpus:
         conversations = list(corpus.conversations(problems.append))
         assert len(opened_inputs) == 2  # the guess, the reader started when the corpus was opened
         assert len(problems) == 1
@@ -81,7 +81,7 @@ def test_conversations_are_read_by_the_started_reader(tmp_path, opened_inputs):
 
 def test_a_pair_file_has_no_conversations(tmp_path, opened_inputs):
     path = write_pairs_tsv(tmp_path / "pairs.tsv")
-    with Corpus(path) as corpus:
+    with DialogCorpus(path) as corpus:
         with pytest.raises(DialogFormatError, match="a pair file holds pairs, not dialogs"):
             corpus.conversations()
         assert len(list(corpus.pairs())) == 3  # the started reader is still the first pass's

@@ -1,8 +1,8 @@
 """``join_dialogs``: the corpus of ``report --dialogs`` opened once (a
-``dialogs.Corpus``) and closed."""
+``dialogs.DialogCorpus``) and closed."""
 import pytest
 
-from spacy_paraphrase.annotate.record_format import RecordsError
+from spacy_paraphrase.annotate.record_format import RecordsFileError
 from spacy_paraphrase.report.dialogs import join_dialogs
 from spacy_paraphrase.report.records import Records
 from tests.annotate.helpers import write_pairs_tsv, write_turns_csv
@@ -26,6 +26,6 @@ def test_the_corpus_is_read_once_through_its_started_reader_and_closed(tmp_path,
 
 def test_a_pair_file_is_refused_as_before(tmp_path, opened_inputs):
     path = write_pairs_tsv(tmp_path / "pairs.tsv")
-    with pytest.raises(RecordsError, match=f"--dialogs {path}: {path}: a pair file holds pairs, not dialogs"):
+    with pytest.raises(RecordsFileError, match=f"--dialogs {path}: {path}: a pair file holds pairs, not dialogs"):
         join_dialogs(records("x", "x-0"), path)
     assert opened_inputs.still_open() == []

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from spacy_paraphrase.cli import app
 from spacy_paraphrase.report.build import ReportError, make_report
-from spacy_paraphrase.report.records import RecordsError, read_records
+from spacy_paraphrase.report.records import RecordsFileError, read_records_and_runs
 from tests.annotate.helpers import rename_record_keys, with_renamed_keys, write_convokit
 from tests.report.helpers import corpus, failed, record, write_records
 
@@ -81,7 +81,7 @@ def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
     records = corpus(3, 2)
     write_records(ray / "a.jsonl", records[:3])
     write_records(ray / "b.jsonl", records[3:])
-    assert [r["pair_id"] for r in read_records([ray]).records] == [r["pair_id"] for r in records]
+    assert [r["pair_id"] for r in read_records_and_runs([ray]).records] == [r["pair_id"] for r in records]
     kit = write_convokit(tmp_path / "kit")
     # CNN-1: GUEST turn 1-2 answered by HOST turn 3; NPR-2: GUEST 0 answered by HOST 1
     pairs = [record("CNN-1-3", "CNN-1", 0.9), record("NPR-2-1", "NPR-2", 0.1)]
@@ -107,8 +107,8 @@ def test_ray_directory_and_convokit_corpus_are_read(tmp_path):
 def test_records_of_two_thresholds_are_refused_naming_both(tmp_path):
     a = write_records(tmp_path / "a.jsonl", corpus(2, 2, threshold=0.4))
     b = write_records(tmp_path / "b.jsonl", [record("x-1", "x", 0.7, threshold=0.55)])
-    with pytest.raises(RecordsError, match=r"two thresholds: 0\.4 \(.*a\.jsonl, line 1\) and 0\.55 \(.*b\.jsonl"):
-        read_records([a, b])
+    with pytest.raises(RecordsFileError, match=r"two thresholds: 0\.4 \(.*a\.jsonl, line 1\) and 0\.55 \(.*b\.jsonl"):
+        read_records_and_runs([a, b])
 
 
 def test_records_of_two_models_are_refused_naming_both(tmp_path):
@@ -117,8 +117,8 @@ def test_records_of_two_models_are_refused_naming_both(tmp_path):
         paths.append(write_records(tmp_path / f"{name}.jsonl", [record(f"{name}-1", name, 0.5)]))
         (tmp_path / f"{name}.jsonl.checkpoint.json").write_text(json.dumps(
             {"fingerprint": {"model": {"path": f"/models/{name}"}}}))
-    with pytest.raises(RecordsError, match="two models: /models/a .* and /models/b"):
-        read_records(paths)
+    with pytest.raises(RecordsFileError, match="two models: /models/a .* and /models/b"):
+        read_records_and_runs(paths)
 
 
 def test_a_field_no_record_has_is_a_clear_error(tmp_path):
@@ -191,15 +191,15 @@ def test_per_word_probabilities_are_kept_only_where_asked(tmp_path, monkeypatch)
     for r in records:
         r["words"] = {"first": [], "second": []}
     path = write_records(tmp_path / "r.jsonl", records)
-    kept = read_records([path], words_of={"c0-1"}).records
+    kept = read_records_and_runs([path], words_of={"c0-1"}).records
     assert [r["pair_id"] for r in kept if "words" in r] == ["c0-1"]
-    assert all("words" in r for r in read_records([path]).records)
+    assert all("words" in r for r in read_records_and_runs([path]).records)
     # the report holds the records without them and reads them again for its example pairs only
     from spacy_paraphrase.report import build
 
     calls = []
-    monkeypatch.setattr(build, "read_records", lambda paths, words_of=None: calls.append(words_of) or
-                        read_records(paths, words_of=words_of))
+    monkeypatch.setattr(build, "read_records_and_runs", lambda paths, words_of=None: calls.append(words_of) or
+                        read_records_and_runs(paths, words_of=words_of))
     make_report([path], tmp_path / "rep", n_boot=200)
     assert calls[0] == set() and calls[1] and len(calls) == 2
 
