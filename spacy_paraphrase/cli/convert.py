@@ -69,8 +69,7 @@ def coded_cli(
     mode: Annotated[str, typer.Option("--mode", help="majority | all | soft (as convert contextdep)")] = "majority",
     lang: Lang = "en",
 ):
-    """Coders' files of the coding page (validate sheet) to pair Docs with
-    their votes and word counts, as ContextDeP's: training data of one's own."""
+    """The coding page's files (validate sheet): your coders' votes and words, as ContextDeP's."""
     *files, output_path = inputs
     if not files or output_path.suffix != ".spacy":
         fail(f"{output_path}: give one coded file or more, then the output .spacy file (last)")

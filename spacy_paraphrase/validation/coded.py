@@ -10,8 +10,8 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .coding import SheetError
 from .coding_page import FORMAT
+from .words import SIDES
 
-SIDES = ("first", "second")
 
 
 @dataclass

@@ -33,9 +33,8 @@ from ..report.statistics import LEVEL, N_BOOT, NOT_ESTIMABLE
 from .agreement import krippendorff_alpha
 from .coded import CodedFile
 from .estimators import StratifiedSample, _interval
-from .words import model_words
+from .words import SIDES, model_words
 
-SIDES = ("first", "second")
 GOLD = "the words highlighted by at least half of the coders who said yes"
 
 

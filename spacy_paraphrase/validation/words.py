@@ -10,8 +10,7 @@ turn text)."""
 import re
 from typing import Any, Dict, List, Set, Tuple
 
-from ..annotate.record_format import SIDES
-
+SIDES = ("first", "second")  # the record's turns (annotate.record_format.SIDES)
 WORD = re.compile(r"\S+")
 
 
