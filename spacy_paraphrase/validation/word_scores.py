@@ -80,6 +80,17 @@ def alpha_of_totals(o: numpy.ndarray, n0: numpy.ndarray, n1: numpy.ndarray) -> n
         return numpy.where(n0 * n1 > 0, 1 - (n0 + n1 - 1) * o / (n0 * n1), numpy.nan)
 
 
+def figures(t: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
+    """The word-level figures of the totals of ``StratifiedSample.totals``
+    (NaN where not defined)."""
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        out = {f"jaccard_{side}": t[f"jaccard_{side}"] / t[f"both_{side}"] for side in SIDES}
+        out.update(precision=t["tp"] / t["model"], recall=t["tp"] / t["gold"],
+                   f1=2 * t["tp"] / (t["model"] + t["gold"]),
+                   krippendorff_alpha=alpha_of_totals(t["o:plain"], t["n0:plain"], t["n1:plain"]))
+    return {key: numpy.where(numpy.isfinite(v), v, numpy.nan) for key, v in out.items()}
+
+
 def word_matrix(files: Sequence[CodedFile], items: Sequence[str]) -> numpy.ndarray:
     """Coders x words (both turns of the pairs two coders or more called
     paraphrases): 1 / 0 from the coders who said yes, NaN from the others."""
@@ -107,14 +118,6 @@ def word_scores(files: Sequence[CodedFile], records: Dict[str, Dict[str, Any]], 
     parts = [pair_values(files, records[pid], pid) for pid in items]
     values = {key: [p[key] for p in parts] for key in parts[0]}
     point, draws = sample.totals(values, n_boot=n_boot, seed=seed)
-
-    def figures(t: Dict[str, numpy.ndarray]) -> Dict[str, numpy.ndarray]:
-        with numpy.errstate(divide="ignore", invalid="ignore"):
-            out = {f"jaccard_{side}": t[f"jaccard_{side}"] / t[f"both_{side}"] for side in SIDES}
-            out.update(precision=t["tp"] / t["model"], recall=t["tp"] / t["gold"],
-                       f1=2 * t["tp"] / (t["model"] + t["gold"]),
-                       krippendorff_alpha=alpha_of_totals(t["o:plain"], t["n0:plain"], t["n1:plain"]))
-        return {key: numpy.where(numpy.isfinite(v), v, numpy.nan) for key, v in out.items()}
 
     at, resampled = figures(point), None if draws is None else figures(draws)
     why_not = NOT_ESTIMABLE if sample.k < 2 else "not estimable: no coded pair"

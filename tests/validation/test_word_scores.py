@@ -137,3 +137,43 @@ def test_the_word_figures_are_printed_and_in_the_report_section(coded, tmp_path)
     assert "Jaccard with the coders' words, second turn" in result.output
     page = validation_section(json.loads(out.read_text()), out)
     assert "Jaccard with the coders&#x27; words, first turn" in page and "at least half of the coders" in page
+
+
+def test_the_word_intervals_cover_the_true_figures_of_93_to_97_percent_of_sheets():
+    # as the rate's simulation (test_scoring.py): 500 seeded corpora of 80 conversations of 12 pairs whose
+    # conversations differ (each its own precision, recall and Jaccard), a sheet of 300 pairs drawn by
+    # 'validate sheet' (margin strata), the figures and intervals from the coded pairs' word counts
+    from spacy_paraphrase.validation.estimators import StratifiedSample
+    from spacy_paraphrase.validation.sheet import draw, stratum
+    from spacy_paraphrase.validation.word_scores import figures
+    from tests.validation.test_scoring import _records
+
+    truth = {"precision": 0.6, "jaccard_first": 0.4}  # the means of the conversations' own figures
+    covered = {key: 0 for key in truth}
+    for seed in range(500):
+        rng = numpy.random.default_rng(seed)
+        records, _ = _records(rng, 80, 12, 0.3)
+        k = 80
+        conv = numpy.repeat(numpy.arange(k), 12)
+        p_c, j_c = (rng.beta(6 * t, 6 * (1 - t), k) for t in truth.values())
+        model = 1 + rng.poisson(3, len(conv))  # E[tp] / E[model] = E[p_c]
+        tp = rng.binomial(model, p_c[conv])
+        gold = tp + 1
+        both = (rng.random(len(conv)) < 0.7).astype(float)
+        jac = rng.beta(8 * j_c[conv], 8 * (1 - j_c[conv]))
+        sample, _ = draw(records, 300, "margin", seed)
+        row = {r["pair_id"]: i for i, r in enumerate(records)}
+        coded = [row[r["pair_id"]] for r in sample]
+        strata = [stratum(r, "margin") for r in records]
+        values = {"tp": tp[coded], "model": model[coded], "gold": gold[coded], "jaccard_first": (jac * both)[coded],
+                  "both_first": both[coded], "jaccard_second": both[coded], "both_second": both[coded],
+                  "o": numpy.zeros(300), "n0": numpy.zeros(300), "n1": numpy.zeros(300)}
+        _, draws = StratifiedSample([r["conversation_id"] for r in records], strata,
+                                        [float(r["is_paraphrase"]) for r in records], coded).totals(
+            values, n_boot=400, seed=seed)
+        at = figures(draws)
+        for key, true in truth.items():
+            low, high = numpy.quantile(at[key], [0.025, 0.975])
+            covered[key] += low <= true <= high
+    for key in truth:
+        assert 0.93 <= covered[key] / 500 <= 0.97, (key, covered[key])
