@@ -22,12 +22,12 @@ runner = CliRunner()
 ATTRS = ("votes", "highlight_counts", "token_targets")
 
 
-def contextdep_pairs(n=20, coders=3, seed=0):
+def contextdep_pairs(n=20, coders=3, seed=0, real=True):
     """(qid, guest words, host words, [(annotator, label, guest 0/1, host 0/1)]) of ``n`` pairs, ``coders``
     annotations each: the first pairs of ContextDeP dev with single-spaced texts when it is at hand, else random."""
     dev = DATA_DIR / "contextdep" / "dev.tsv"
     out = []
-    if dev.is_file():
+    if real and dev.is_file():
         with dev.open(newline="", encoding="utf-8") as f:
             rows = [r for r in csv.DictReader(f, delimiter="\t") if r.get("Host Highlights")]
         by_qid = {}
@@ -48,15 +48,15 @@ def contextdep_pairs(n=20, coders=3, seed=0):
         anns = []
         for i in range(coders):
             label = int(rng.random() < 0.6)
-            anns.append((f"coder{i}", label, (rng.random(len(g)) < 0.4 * label).astype(int).tolist(),
-                         (rng.random(len(h)) < 0.5 * label).astype(int).tolist()))
+            gh, hh = (rng.random(len(g)) < 0.4 * label).astype(int), (rng.random(len(h)) < 0.5 * label).astype(int)
+            gh[0], hh[-1] = max(gh[0], label), max(hh[-1], label)  # a "yes" marks words in both turns
+            anns.append((f"coder{i}", label, gh.tolist(), hh.tolist()))
         out.append((f"Q{q}", g, h, anns))
     return out
 
 
-def test_convert_coded_gives_contextdeps_votes_and_counts(tmp_path):
-    pairs = contextdep_pairs()
-    assert len(pairs) == 20
+def coded_files_of(pairs, tmp_path):
+    """The TSV of ``pairs`` (contextdep_pairs) and its annotators' coded files."""
     tsv = tmp_path / "dev20.tsv"
     tsv.write_text(HEADER + "".join(row(qid, a, label, " ".join(g), gh, " ".join(h), hh)
                                     for qid, g, h, anns in pairs for a, label, gh, hh in anns), encoding="utf-8")
@@ -71,6 +71,13 @@ def test_convert_coded_gives_contextdeps_votes_and_counts(tmp_path):
             codes[qid] = (bool(label), [i for i, v in enumerate(gh) if v and label],
                           [i for i, v in enumerate(hh) if v and label])
         files.append(coded_file(tmp_path / f"coder{c}.json", rows, codes, f"coder{c}", "s1"))
+    return tsv, files
+
+
+def test_convert_coded_gives_contextdeps_votes_and_counts(tmp_path):
+    pairs = contextdep_pairs()
+    assert len(pairs) == 20
+    tsv, files = coded_files_of(pairs, tmp_path)
     vocab = spacy.blank("en").vocab
     for mode in ("majority", "soft", "all"):
         ours, _ = convert_coded(files, vocab, mode=mode)
@@ -88,6 +95,29 @@ def test_convert_coded_gives_contextdeps_votes_and_counts(tmp_path):
     assert result.exit_code == 0, result.output
     docs = list(DocBin().from_disk(out).get_docs(vocab))
     assert len(docs) == 20 and all("votes" in d.spans["paraphrase"].attrs for d in docs)
+
+
+def test_fine_tuning_a_saved_pipeline_two_steps_on_coded_pairs_lowers_the_loss(trained_pipeline, tmp_path):
+    from spacy.training import Example
+    from thinc.api import Adam, fix_random_seed
+
+    nlp, _ = trained_pipeline
+    nlp.to_disk(tmp_path / "saved")
+    nlp = spacy.load(tmp_path / "saved")
+    _, files = coded_files_of(contextdep_pairs(8, real=False), tmp_path)
+    docs, _ = convert_coded(files, nlp.vocab, mode="soft")
+    examples = [Example(d.copy(), d) for d in docs]
+    for eg in examples:  # the predicted side: the same words and turns, no answers
+        del eg.predicted.spans["paraphrase"]
+        eg.predicted.cats = {}
+    fix_random_seed(0)
+    opt = Adam(1e-3)
+    losses = []
+    for _ in range(3):  # two steps of fine-tuning, then the loss once more
+        step = {}
+        nlp.update(examples, sgd=opt, losses=step)
+        losses.append(step["paraphrase_spans"])
+    assert losses[2] < losses[0], losses
 
 
 @pytest.fixture(scope="module")
