@@ -151,7 +151,7 @@ def sheet_cli(
 
 @validate_app.command("score")
 def score_cli(
-    sheets: Annotated[List[Path], typer.Argument(help="Coded sheets, one per coder", metavar="SHEET...")],
+    sheets: Annotated[List[Path], typer.Argument(help="Coded sheets (.csv) or the coding page's coded files (.json), one per coder", metavar="SHEET...")],
     records: Records,
     design: Annotated[str, typer.Option("--design", help="The design file of 'validate sheet' (--design-out), or none: the coded pairs are a simple random sample of the records")] = "",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the scores as JSON (for report --validation)")] = None,
@@ -160,7 +160,8 @@ def score_cli(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap")] = 0,
 ):
     """Agreement among coders and with the model, the model's precision /
-    recall / F1 and the corpus' paraphrase rate, with 95% intervals."""
+    recall / F1 and the corpus' paraphrase rate, with 95% intervals; from
+    the coding page's files also the word-level figures."""
     from ..report.validation_section import estimator_line, rows, ties_line
 
     scores = run_command(score, sheets, records, output, design, n_boot, seed, tie)
