@@ -6,7 +6,7 @@ summary."""
 import json
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 from wasabi import msg
@@ -18,7 +18,7 @@ from ..converters.contextdep import convert_contextdep
 from ..converters.multipit import convert_multipit
 from ..converters.pairs import convert_pairs
 from ..table_reader import PAIR_COLUMNS
-from ._util import CommandError, InputPath, Lang, OutputPath, SkipBad, app, run_command
+from ._util import CommandError, InputPath, Lang, OutputPath, SkipBad, app, fail, run_command
 
 convert_app = typer.Typer(
     name="convert",
@@ -40,6 +40,40 @@ def contextdep_cli(
     """ContextDeP interview turn pairs with word highlights (TSV, one row per annotation)."""
     convert = partial(convert_contextdep, input_path, mode=mode, skip_bad=skip_bad)
     run_command(run_conversion, convert, input_path, output_path, lang)
+
+
+def convert_coded_files(inputs: List[Path], output_path: Path, mode: str, lang: str) -> ConversionReport:
+    """``convert coded``: every input checked before anything is written
+    (CommandError: one line naming the file and pair)."""
+    import spacy
+
+    from ..converters.coded import convert_coded
+    from ..splits import check_outputs, write_docs
+    from ..validation.coding import SheetError
+
+    try:
+        check_outputs(inputs, [output_path])
+        docs, report = convert_coded(inputs, spacy.blank(lang).vocab, mode=mode)
+    except SheetError as err:
+        raise CommandError(f"Conversion stopped: {err}") from None
+    except ValueError as err:
+        raise CommandError(f"Invalid option: {err}") from None
+    write_docs(docs, output_path)
+    print_report(report, output_path)
+    return report
+
+
+@convert_app.command("coded")
+def coded_cli(
+    inputs: Annotated[List[Path], typer.Argument(help="Coded files of one sheet (the coding page's exports), then the output .spacy file", metavar="FILES... OUT.spacy")],
+    mode: Annotated[str, typer.Option("--mode", help="majority | all | soft (as convert contextdep)")] = "majority",
+    lang: Lang = "en",
+):
+    """The coding page's files (validate sheet): your coders' votes and words, as ContextDeP's."""
+    *files, output_path = inputs
+    if not files or output_path.suffix != ".spacy":
+        fail(f"{output_path}: give one coded file or more, then the output .spacy file (last)")
+    run_command(convert_coded_files, files, output_path, mode, lang)
 
 
 @convert_app.command("circa")

@@ -31,13 +31,13 @@ def sheet(records: List[Path], output: Path, n: int = 200, stratify: str = "marg
     from ..annotate.paths import same_file
     from ..annotate.record_format import RecordsFileError
     from ..report.records import read_records_and_runs
-    from ..validation.sheet import check_design_path, design_path, draw, sheet_rows, write_sheet
+    from ..validation.sheet import check_design_path, coding_page_path, design_path, draw, sheet_rows, write_sheet
 
     if output.suffix.lower() != ".csv":
         raise CommandError(f"-o {output}: the coding sheet is a .csv file")
     design_file = design_out if design_out is not None else design_path(output, records)
     for path in records:
-        for target in (output, output.with_suffix(".html"), design_file):
+        for target in (output, output.with_suffix(".html"), coding_page_path(output), design_file):
             if Path(path).is_file() and same_file(Path(path), target):
                 raise CommandError(f"{target} is the input {path}: refusing to write over it")
     try:
@@ -144,13 +144,14 @@ def sheet_cli(
     """Draw pairs for human coding and write a coding sheet (the model's
     answer hidden), an HTML view of it and, elsewhere, the sample design."""
     design = run_command(sheet, records, output, n, stratify, seed, design_out)
-    msg.good(f"{design['n']} pairs from {len(design['strata'])} strata -> {output}, {output.with_suffix('.html')} "
-             f"(for the coders); design -> {design['file']} (for validate score --design; keep it from the coders)")
+    page = output.with_suffix(".coding.html")
+    msg.good(f"{design['n']} pairs from {len(design['strata'])} strata -> {output}, {output.with_suffix('.html')} and "
+             f"the coding page {page} (for the coders: open it in a browser, code, export); design -> {design['file']} (for validate score --design; keep it from the coders)")
 
 
 @validate_app.command("score")
 def score_cli(
-    sheets: Annotated[List[Path], typer.Argument(help="Coded sheets, one per coder", metavar="SHEET...")],
+    sheets: Annotated[List[Path], typer.Argument(help="Coded sheets (.csv) or the coding page's coded files (.json), one per coder", metavar="SHEET...")],
     records: Records,
     design: Annotated[str, typer.Option("--design", help="The design file of 'validate sheet' (--design-out), or none: the coded pairs are a simple random sample of the records")] = "",
     output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the scores as JSON (for report --validation)")] = None,
@@ -159,7 +160,8 @@ def score_cli(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap")] = 0,
 ):
     """Agreement among coders and with the model, the model's precision /
-    recall / F1 and the corpus' paraphrase rate, with 95% intervals."""
+    recall / F1 and the corpus' paraphrase rate, with 95% intervals; from
+    the coding page's files also the word-level figures."""
     from ..report.validation_section import estimator_line, rows, ties_line
 
     scores = run_command(score, sheets, records, output, design, n_boot, seed, tie)

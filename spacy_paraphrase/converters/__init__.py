@@ -9,7 +9,8 @@ step checks and builds it. Bad rows raise ``ConversionError`` naming the file,
 the line and the problem; with ``skip_bad=True`` they are counted and left out
 instead.
 
-Span-level paraphrase data: ``contextdep``. Pair classification (``doc.cats``
+Span-level paraphrase data: ``contextdep``, and ``coded`` (the coding page's
+files of one's own coders, ``validate sheet``; several files in, not one). Pair classification (``doc.cats``
 one-hot or soft over the whole label set): ``circa``, ``pairs`` (any CSV / TSV
 / JSON Lines file of pairs) and its presets ``multipit`` and ``arpa``.
 
@@ -18,6 +19,7 @@ is imported from its module.
 """
 from .arpa import convert_arpa
 from .circa import convert_circa
+from .coded import convert_coded
 from .common import ConversionError
 from .contextdep import convert_contextdep
 from .multipit import convert_multipit
@@ -27,6 +29,7 @@ __all__ = [
     "ConversionError",
     "convert_arpa",
     "convert_circa",
+    "convert_coded",
     "convert_contextdep",
     "convert_multipit",
     "convert_pairs",

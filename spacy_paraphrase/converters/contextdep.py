@@ -121,7 +121,8 @@ def _read(path: Path, report: ConversionReport, skip_bad: bool):
 def _make_doc(
     vocab: Vocab,
     qid: str,
-    pair: dict,
+    turns: Tuple[List[str], List[str]],
+    speakers: Tuple[str, str],
     targets: numpy.ndarray,
     gold_flags: numpy.ndarray,
     cat: float,
@@ -132,9 +133,9 @@ def _make_doc(
 ) -> Doc:
     doc = make_pair_doc(
         _Blank(vocab),  # type: ignore[arg-type]
-        pair["guest"].split(" "),
-        pair["host"].split(" "),
-        speakers=SPEAKERS,
+        turns[0],
+        turns[1],
+        speakers=speakers,
         pair_id=qid,
     )
     first = doc.spans["turns"][0]
@@ -147,6 +148,47 @@ def _make_doc(
     attrs["highlight_counts"] = [int(x) for x in counts]
     doc.cats[cats_key] = float(cat)
     return doc
+
+
+def pair_docs(
+    vocab: Vocab,
+    qid: str,
+    turns: Tuple[List[str], List[str]],
+    speakers: Tuple[str, str],
+    annotations: List[Tuple[str, int, List[int]]],
+    mode: str = "majority",
+    spans_key: str = SPANS_KEY,
+    cats_key: str = PARAPHRASE_LABEL,
+) -> List[Doc]:
+    """The Docs of one pair (one, or one per annotation in ``all`` mode; the
+    module doc) from its turns' words and its annotations: (annotator, label
+    0/1, one 0/1 highlight per word of both turns). ``convert coded`` builds
+    its Docs with this too."""
+    hl = numpy.asarray([a[2] for a in annotations], dtype="float32")
+    labels = numpy.asarray([a[1] for a in annotations], dtype="int32")
+    # An annotator who found no paraphrase highlights nothing.
+    hl = hl * labels[:, None]
+    counts = hl.sum(axis=0)
+    n = len(annotations)
+    k = int(labels.sum())
+    gold_pair = 2 * k >= n
+    if gold_pair and k > 0:
+        gold_words = 2 * counts >= k
+    else:
+        gold_words = numpy.zeros_like(counts, dtype=bool)
+    if mode == "majority":
+        return [_make_doc(vocab, qid, turns, speakers, gold_words.astype("float32"), gold_words,
+                          float(gold_pair), (k, n), counts, spans_key, cats_key)]
+    if mode == "soft":
+        return [_make_doc(vocab, qid, turns, speakers, counts / n, gold_words, k / n, (k, n), counts,
+                          spans_key, cats_key)]
+    docs = []
+    for (annotator, label, _), row in zip(annotations, hl):
+        doc = _make_doc(vocab, qid, turns, speakers, row, row >= 0.5, float(label), (k, n), counts, spans_key,
+                        cats_key)
+        doc.spans[spans_key].attrs["annotator"] = annotator
+        docs.append(doc)
+    return docs
 
 
 def convert_contextdep(
@@ -166,34 +208,8 @@ def convert_contextdep(
     pairs = _read(path, report, skip_bad)
     docs: List[Doc] = []
     for qid, pair in pairs.items():
-        annotations = list(pair["annotations"].items())
-        hl = numpy.asarray([a["highlights"] for _, a in annotations], dtype="float32")
-        labels = numpy.asarray([a["label"] for _, a in annotations], dtype="int32")
-        # An annotator who found no paraphrase highlights nothing.
-        hl = hl * labels[:, None]
-        counts = hl.sum(axis=0)
-        n = len(annotations)
-        k = int(labels.sum())
-        gold_pair = 2 * k >= n
-        if gold_pair and k > 0:
-            gold_words = 2 * counts >= k
-        else:
-            gold_words = numpy.zeros_like(counts, dtype=bool)
-        if mode == "majority":
-            docs.append(
-                _make_doc(vocab, qid, pair, gold_words.astype("float32"), gold_words,
-                          float(gold_pair), (k, n), counts, spans_key, cats_key)
-            )
-        elif mode == "soft":
-            docs.append(
-                _make_doc(vocab, qid, pair, counts / n, gold_words, k / n, (k, n), counts,
-                          spans_key, cats_key)
-            )
-        else:
-            for (annotator, ann), row in zip(annotations, hl):
-                doc = _make_doc(vocab, qid, pair, row, row >= 0.5, float(ann["label"]),
-                                (k, n), counts, spans_key, cats_key)
-                doc.spans[spans_key].attrs["annotator"] = annotator
-                docs.append(doc)
+        annotations = [(name, a["label"], a["highlights"]) for name, a in pair["annotations"].items()]
+        docs += pair_docs(vocab, qid, (pair["guest"].split(" "), pair["host"].split(" ")), SPEAKERS, annotations,
+                          mode, spans_key, cats_key)
     report.n_docs = len(docs)
     return docs, report

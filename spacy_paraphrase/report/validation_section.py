@@ -38,6 +38,20 @@ def rows(scores: Dict[str, Any]) -> List[tuple]:
     if "rogan_gladen" in rate:
         out.append(("paraphrase rate, the model's rate corrected for its errors (Rogan-Gladen)",
                     fmt(rate["rogan_gladen"]["value"]), _ci(rate["rogan_gladen"])))
+    words = scores.get("words")
+    if words:
+        out.append(("pairs coded with words (coded files)", f"{words['pairs']} ({len(words['coders'])} coders)", ""))
+        alpha = words["agreement"]["krippendorff_alpha"]
+        out.append((f"Krippendorff's alpha on words, coders ({alpha['words']} words of {alpha['pairs']} pairs "
+                    "two coders or more called paraphrases)", fmt(alpha["value"]), _ci(alpha)))
+        figures = words["model_vs_majority"]
+        for side in ("first", "second"):
+            entry = figures[f"jaccard_{side}"]
+            out.append((f"model words, Jaccard with the coders' words, {side} turn (mean over {entry['pairs']} pairs "
+                        "where both are non-empty)", fmt(entry["value"]), _ci(entry)))
+        for key in ("precision", "recall", "f1"):
+            out.append((f"model words, token {key} (coders' words as reference)", fmt(figures[key]["value"]),
+                        _ci(figures[key])))
     if "mean_vote" in scores:
         for key, name in (("rate", "paraphrase rate, coders' mean vote weighted to the corpus"),
                           ("model_agreement", "model's agreement with the coders' mean vote")):
@@ -60,4 +74,7 @@ def validation_section(scores: Dict[str, Any], path: Path) -> str:
     return section("Validation against human coders", paragraph(
         f"From {path}: {scores['pairs_coded']} pairs coded by {len(scores['coders'])} coder(s); sample design: "
         f"{design.get('stratify')}; {ties_line(scores)}; {estimator_line(scores)}."),
-        table(["", "value", "95% interval"], rows(scores)), anchor="validation")
+        table(["", "value", "95% interval"], rows(scores))
+        + (paragraph(f"Words: the coders' words of a pair are {scores['words']['gold']}; the model's, those of its "
+                     "highlighted spans. Pairs weighted to the corpus as for the pair figures.")
+           if scores.get("words") else ""), anchor="validation")

@@ -134,17 +134,54 @@ class StratifiedSample:
             return figures(parts[0], parts[1], {"y": parts[2], "d": parts[3], "dy": parts[4]}, p, coded)
 
         point = compute(flat.sum(axis=0)[None, :])
-        draws: Optional[Dict[str, numpy.ndarray]] = None
-        if self.k >= 2 and len(rows):
-            rng = numpy.random.default_rng(seed)
-            chunks = []
-            step = max(1, CHUNK // self.k)
-            for start in range(0, n_boot, step):
-                r = min(step, n_boot - start)
-                drawn = rng.integers(0, self.k, size=(r, self.k - 1)) + numpy.arange(r)[:, None] * self.k
-                times = numpy.bincount(drawn.ravel(), minlength=r * self.k).reshape(r, self.k)
-                chunks.append(times @ flat)
-            draws = compute(numpy.vstack(chunks))
+        draws = compute(self._resample(flat, n_boot, seed)) if self.k >= 2 and len(rows) else None
         why_not = NOT_ESTIMABLE if self.k < 2 else "not estimable: no coded pair"
         return {key: _interval(point[key][0], None if draws is None else draws[key], level, why_not)
                 for key in FIGURES}
+
+    def _resample(self, flat: numpy.ndarray, n_boot: int, seed: int) -> numpy.ndarray:
+        """(n_boot, columns): the column sums of ``flat`` (one row per
+        conversation) over k - 1 conversations drawn with replacement, each
+        resample (module doc); the same seed draws the same conversations."""
+        rng = numpy.random.default_rng(seed)
+        chunks = []
+        step = max(1, CHUNK // self.k)
+        for start in range(0, n_boot, step):
+            r = min(step, n_boot - start)
+            drawn = rng.integers(0, self.k, size=(r, self.k - 1)) + numpy.arange(r)[:, None] * self.k
+            times = numpy.bincount(drawn.ravel(), minlength=r * self.k).reshape(r, self.k)
+            chunks.append(times @ flat)
+        return numpy.vstack(chunks)
+
+    def totals(self, values: Dict[str, Sequence[float]], *, n_boot: int = N_BOOT,
+               seed: int = 0) -> "tuple[Dict[str, numpy.ndarray], Optional[Dict[str, numpy.ndarray]]]":
+        """Per named value of the coded pairs (in ``coded``' order): its total
+        weighted to the corpus (sum_h N_h / n_h * the stratum's sum; NaN where
+        a stratum has corpus pairs but no coded pair) under its name, and its
+        plain total under ``name + ":plain"``; for the sample ((1,) arrays)
+        and for the resamples ((n_boot,), the conversations drawn as
+        ``estimate`` draws them; None with fewer than two conversations). The
+        figures that are functions of such totals (ratios: the word-level
+        figures) get their intervals from these."""
+        rows = self.coded
+        every = numpy.arange(len(self.decision))
+        names = list(values)
+        tables = [self._table(every, numpy.ones(len(every))), self._table(rows, numpy.ones(len(rows)))]
+        tables += [self._table(rows, numpy.asarray(values[name], dtype=float)) for name in names]
+        flat = numpy.hstack(tables)
+        coded = tables[1].sum(axis=0) > 0
+
+        def compute(sums: numpy.ndarray) -> Dict[str, numpy.ndarray]:
+            parts = [sums[:, i * self.h:(i + 1) * self.h][:, coded] for i in range(len(tables))]
+            N, n = parts[0], parts[1]
+            with numpy.errstate(divide="ignore", invalid="ignore"):
+                w = numpy.where(n > 0, N / numpy.where(n > 0, n, 1), numpy.where(N > 0, numpy.nan, 0.0))
+            out = {}
+            for name, part in zip(names, parts[2:]):
+                out[name] = (w * part).sum(axis=1)
+                out[name + ":plain"] = part.sum(axis=1)
+            return out
+
+        point = compute(flat.sum(axis=0)[None, :])
+        draws = compute(self._resample(flat, n_boot, seed)) if self.k >= 2 and len(rows) else None
+        return point, draws

@@ -1,4 +1,5 @@
-"""``validate score``: coded sheets + the records they were drawn from ->
+"""``validate score``: coded sheets (CSV) and coded files of the coding page
+(JSON, ``coded.py``) + the records they were drawn from ->
 agreement among the coders and with the model, the model's precision /
 recall / specificity / F1 against the coders' reference and the corpus'
 paraphrase rate, each with a 95% interval (the estimators and their
@@ -8,7 +9,8 @@ The design (``validate sheet --design-out``) is given explicitly
 (``--design``; ``--design none``: the coded pairs are a simple random sample
 of the records): it is never looked for beside the sheets, which the coders
 hold. The strata of the corpus' pairs are recomputed from the records and
-must match the design's counts."""
+must match the design's counts. The coded files also give the word-level
+figures (``word_scores.py``), under ``words``."""
 import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
@@ -18,9 +20,12 @@ import numpy
 from ..report.records import read_records_and_runs
 from ..report.statistics import N_BOOT, cluster_bootstrap
 from .agreement import cohen_kappa, krippendorff_alpha, majority, mean_vote, percent_agreement
+from .coded import is_coded_file, read_coded_files
 from .coding import SheetError, coder_names, read_sheet
 from .estimators import StratifiedSample
 from .sheet import stratum
+from .word_scores import word_scores
+from .words import turn_words
 from ..annotate.record_format import CONVERSATION_ID, PAIR_ID, SCORE, record_decision
 
 BY_MODEL = ("margin", "decision")  # strata that are the model's decisions (or finer)
@@ -77,6 +82,20 @@ def _strata(plan: Optional[Dict[str, Any]], scored: Sequence[Dict[str, Any]], it
     return strata
 
 
+def check_words(files, by_id: Dict[str, Dict[str, Any]]) -> None:
+    """SheetError for a coded pair that is not in the records or whose
+    words are not those of the record's turns (a file of other records)."""
+    for f in files:
+        for pid, pair in f.pairs.items():
+            record = by_id.get(pid)
+            if record is None:
+                raise SheetError(f"{f.path}: pair {pid} is not in the records (a file of another sheet?)")
+            for side, words in zip(("first", "second"), pair.words):
+                if turn_words(record[side].get("text") or "") != words:
+                    raise SheetError(f"{f.path}: pair {pid}: the words of the {side} turn differ from the "
+                                     "records' (a file of another sheet, or other records)")
+
+
 def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Optional[Path] = None,
                  tie: str = "half", n_boot: int = N_BOOT, seed: int = 0) -> Dict[str, Any]:
     """The scores of coded sheets (module doc) as a JSON-able dict; design
@@ -85,9 +104,16 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
     data = read_records_and_runs(records, words_of=set())
     by_id = data.by_id()
     scored = [r for r in data.records if isinstance(r.get(SCORE.key), (int, float))]
-    names = coder_names(sheets)
-    coded = [read_sheet(path, list(by_id)) for path in sheets]
     plan = _design(Path(design)) if design is not None else None
+    files = read_coded_files([p for p in sheets if is_coded_file(p)], plan.get("sheet_id") if plan else None)
+    check_words(files, by_id)
+    from_file = {f.path: f for f in files}
+    names = coder_names([p for p in sheets if not is_coded_file(p)])
+    names = [from_file[p].coder if p in from_file else names.pop(0) for p in sheets]
+    if len(set(names)) < len(names):
+        raise SheetError("two coded sheets of the same coder: " + ", ".join(map(str, sheets)))
+    coded = [{pid: int(c.paraphrase) for pid, c in from_file[path].pairs.items()} if path in from_file
+             else read_sheet(path, list(by_id)) for path in sheets]
     items = sorted({pid for labels in coded for pid in labels})
     strata = _strata(plan, scored, items, data.threshold)
     matrix = numpy.full((len(sheets), len(items)), numpy.nan)
@@ -137,6 +163,10 @@ def score_sheets(sheets: Sequence[Path], records: Sequence[Path], *, design: Opt
         "model_vs_majority": {key: hard[key] for key in ("precision", "recall", "specificity", "f1")},
         "rate": rate,
     }
+    if files:
+        word_items = [pid for pid in items if any(pid in f.pairs for f in files)]
+        words_sample = StratifiedSample(clusters, strata, decisions, [row[pid] for pid in word_items])
+        out["words"] = word_scores(files, by_id, word_items, words_sample, n_boot=n_boot, seed=seed)
     # the mean vote differs from the majority only with three coders or more, or ties not counted as half
     if (~numpy.isnan(matrix)).sum(axis=0).max(initial=0) > 2 or tie != "half":
         mean = sample.estimate(soft, n_boot=n_boot, seed=seed)

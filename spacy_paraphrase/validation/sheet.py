@@ -1,6 +1,8 @@
 """``validate sheet``: draw pairs for human coding and write the coding sheet
 (CSV: both turns, blank ``label`` / ``highlight`` / ``note`` columns, the
-model's answer hidden), an HTML view of the same pairs for coders, and the
+model's answer hidden), an HTML view of the same pairs for coders, the coding
+page (``SHEET.coding.html``: coders answer and highlight words in the
+browser and export a coded file; ``coding_page.py``), and the
 sample's design (each pair's stratum and the strata's sizes in the corpus,
 for weighting back). The stratum names give the model's decisions, so the
 design never goes into the sheet's folder (the coders' copy): by default it
@@ -132,10 +134,19 @@ def check_design_path(design: Path, sheet: Path) -> None:
                          "put the sheet in a folder of its own)")
 
 
+def coding_page_path(sheet: Path) -> Path:
+    """The coding page beside the sheet: SHEET.coding.html."""
+    return Path(sheet).with_suffix(".coding.html")
+
+
 def write_sheet(sample_rows: Sequence[Dict[str, Any]], design: Dict[str, Any], sheet: Path,
                 design_file: Path) -> List[Path]:
-    """SHEET.csv, SHEET.html (for the coders) and the design file; the paths written."""
+    """SHEET.csv, SHEET.html, SHEET.coding.html (for the coders) and the
+    design file (which gets the sheet's id); the paths written."""
+    from .coding_page import coding_page, sheet_id
+
     sheet = Path(sheet)
+    design["sheet_id"] = sheet_id(sample_rows)
     check_design_path(design_file, sheet)
     sheet.parent.mkdir(parents=True, exist_ok=True)
     Path(design_file).parent.mkdir(parents=True, exist_ok=True)
@@ -149,5 +160,7 @@ def write_sheet(sample_rows: Sequence[Dict[str, Any]], design: Dict[str, Any], s
     atomic_write(sheet, write_csv)
     atomic_write(html_path, lambda tmp: tmp.write_text(sheet_html(sample_rows, f"Coding sheet {sheet.name}"),
                                                        encoding="utf-8"))
+    page_path = coding_page_path(sheet)
+    atomic_write(page_path, lambda tmp: tmp.write_text(coding_page(sample_rows, sheet.name), encoding="utf-8"))
     atomic_write(Path(design_file), lambda tmp: tmp.write_text(json.dumps(design, indent=1), encoding="utf-8"))
-    return [sheet, html_path, Path(design_file)]
+    return [sheet, html_path, page_path, Path(design_file)]

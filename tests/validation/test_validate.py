@@ -64,9 +64,10 @@ def test_no_file_handed_to_the_coders_tells_the_models_answer(tmp_path):
     design = json.loads((tmp_path / "sheet.design.json").read_text())
     assert design["stratify"] == "margin" and design["threshold"] == 0.4
     handed = sorted(p.name for p in (tmp_path / "coders").iterdir())
-    assert handed == ["sheet.csv", "sheet.html"]
+    assert handed == ["sheet.coding.html", "sheet.csv", "sheet.html"]
     for name in handed:
-        text = re.sub(r"<style>.*?</style>", "", (tmp_path / "coders" / name).read_text(encoding="utf-8").lower())
+        text = re.sub(r"<style>.*?</style>", "", (tmp_path / "coders" / name).read_text(encoding="utf-8").lower(),
+                      flags=re.S)
         assert all(r["pair_id"] in text for r in rows)
         for word in ("score", "margin", "threshold", "is_paraphrase", "decision", "stratum", "design", "true",
                      "false", *(h.lower() for h in design["strata"])):
