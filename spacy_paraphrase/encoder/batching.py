@@ -18,15 +18,25 @@ DEFAULT_MAX_PADDING = 0.1
 # ... but a sub-batch is not closed before it holds this many padded pieces:
 # tiny forward passes cost more in per-call overhead than padding saves.
 MIN_GROUP_PIECES = 256
+# A sub-batch's attention, rows x width^2 scores per head, is held a few times
+# over in a layer's forward pass (scores, probabilities, and DeBERTa's two
+# disentangled terms): a sub-batch is closed before its attention would pass
+# this many bytes, so that the activations of long pairs stay bounded (about
+# 0.25 GiB at the peak, whatever the batch size; a single longer row runs alone).
+ATTENTION_BUDGET_BYTES = 256 * 2 ** 20
+ATTENTION_COPIES = 4
 
 
-def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None) -> List[numpy.ndarray]:
+def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None,
+                   max_attention: Optional[int] = None) -> List[numpy.ndarray]:
     """Split the rows of a padded batch into sub-batches of similar length.
 
     Rows are taken longest first; a sub-batch grows while its padding (pieces
     beyond each row's own length, up to the sub-batch's longest row) stays
     within ``max_padding`` of its padded size, or while it is still smaller
-    than ``min_pieces`` padded pieces (default ``MIN_GROUP_PIECES``). Returns
+    than ``min_pieces`` padded pieces (default ``MIN_GROUP_PIECES``); and,
+    with ``max_attention``, never past ``rows x longest^2 > max_attention``
+    (a row alone may pass it). Returns
     arrays of row indices (each sorted ascending) that together hold every
     row once. ``max_padding >= 1`` gives one group: the whole batch."""
     if min_pieces is None:
@@ -46,7 +56,8 @@ def padding_groups(lengths, max_padding: float, min_pieces: Optional[int] = None
         if current:
             padded = longest * (len(current) + 1)
             waste = 1.0 - (total + length) / max(padded, 1)
-            if waste > max_padding and longest * len(current) >= min_pieces:
+            too_big = max_attention is not None and (len(current) + 1) * longest * longest > max_attention
+            if too_big or (waste > max_padding and longest * len(current) >= min_pieces):
                 groups.append(current)
                 current, total = [], 0
         if not current:
@@ -69,6 +80,19 @@ def returns_extra_outputs(transformer: Model) -> bool:
         ):
             return True
     return False
+
+
+def attention_budget(transformer: Model) -> Optional[int]:
+    """``padding_groups``' ``max_attention`` for this HF model on a CPU:
+    ``ATTENTION_BUDGET_BYTES`` over its heads' float32 copies; None on a GPU
+    (one pass per batch) or when the model's heads are unknown."""
+    if on_gpu(transformer):
+        return None
+    for shim in transformer.shims:
+        heads = getattr(getattr(getattr(shim, "_model", None), "config", None), "num_attention_heads", None)
+        if heads:
+            return max(1, ATTENTION_BUDGET_BYTES // (int(heads) * 4 * ATTENTION_COPIES))
+    return None
 
 
 def on_gpu(transformer: Model) -> bool:
@@ -108,7 +132,7 @@ def run_transformer(transformer: Model, wordpieces: WordpieceBatch, is_train: bo
     sends each sub-batch its own slice of the gradient."""
     if on_gpu(transformer):
         max_padding = 1.0
-    groups = padding_groups(wordpieces.lengths, max_padding)
+    groups = padding_groups(wordpieces.lengths, max_padding, max_attention=attention_budget(transformer))
     if len(groups) <= 1 or returns_extra_outputs(transformer):
         return transformer(wordpieces, is_train)
     import torch

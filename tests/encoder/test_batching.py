@@ -40,6 +40,35 @@ def test_groups_partition_rows_and_bound_padding(lengths, max_padding, min_piece
         )
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    lengths=st.lists(st.integers(min_value=1, max_value=2048), min_size=1, max_size=40),
+    max_attention=st.integers(min_value=1, max_value=10_000_000),
+)
+def test_groups_bound_their_attention(lengths, max_attention):
+    """No sub-batch holds more than ``max_attention`` rows x longest^2
+    (unless it is one row), and the rows are still partitioned."""
+    groups = padding_groups(lengths, 0.1, 0, max_attention=max_attention)
+    assert sorted(numpy.concatenate(groups).tolist()) == list(range(len(lengths)))
+    lengths = numpy.asarray(lengths)
+    for g in groups:
+        assert len(g) == 1 or len(g) * int(lengths[g].max()) ** 2 <= max_attention
+
+
+def test_long_rows_run_in_small_sub_batches_on_a_cpu(tiny_bert):
+    """The budget in bytes over the model's heads: a batch of long rows of the
+    same length is split, where the padding rule alone keeps it whole."""
+    nlp = make_nlp(tiny_bert)
+    nlp.initialize()
+    layer = nlp.get_pipe("transformer").model.layers[0]
+    budget = batching.attention_budget(layer)
+    heads = layer.shims[0]._model.config.num_attention_heads
+    assert budget == batching.ATTENTION_BUDGET_BYTES // (heads * 4 * batching.ATTENTION_COPIES)
+    width = int((budget / 3) ** 0.5)  # three rows fit, four do not
+    assert [len(g) for g in padding_groups([width] * 8, 0.1, max_attention=budget)] == [3, 3, 2]
+    assert len(padding_groups([width] * 8, 0.1)) == 1
+
+
 def test_groups_split_mixed_lengths():
     groups = padding_groups([300, 20, 290, 21, 310, 22], max_padding=0.1, min_pieces=0)
     assert sorted(map(sorted, map(list, groups))) == [[0, 2, 4], [1, 3, 5]]
