@@ -98,6 +98,11 @@ SKIP: Dict[str, str] = {
     "spacy_paraphrase import-model SOURCE OUTPUT_DIR": HUB,
     "spacy_paraphrase annotate training/paper_model dialogs.jsonl records.jsonl": HUB_MADE,
     "spacy_paraphrase validate score SHEET.csv -r RECORDS --design DESIGN.json": CODED,
+    "spacy_paraphrase validate score ann.coded.json bo.coded.json -r talks.jsonl --design sheet.design.json -o scores.json":
+        "needs files exported from the coding page by people; tests/validation/test_coding_page.py codes pages in "
+        "Chromium and scores the export",
+    "spacy_paraphrase convert coded ann.coded.json bo.coded.json corpus/coded/all.spacy --mode soft":
+        "needs files exported from the coding page by people; tests/validation/test_coded.py converts coded files",
     "spacy_paraphrase validate score ann.csv bob.csv -r talks.jsonl --design sheet.design.json -o scores.json": CODED,
     "spacy_paraphrase validate score coder_a.csv coder_b.csv -r interviews_scored.jsonl --design sheet.design.json "
     "-o scores.json": CODED,
