@@ -178,6 +178,7 @@ def main(argv=None) -> int:
         "date": datetime.date.today().isoformat(),
         "checkpoint": args.checkpoint.name if args.checkpoint else f"random deberta-v3 token classifier, {args.shape}",
         "weights_gib": round(weights / GIB, 3),
+        "weights_bytes": weights,
         "pairs": len(pairs), "pairs_source": source,
         "peak_rss": steps,
         **large,
