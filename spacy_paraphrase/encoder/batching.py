@@ -22,8 +22,8 @@ MIN_GROUP_PIECES = 256
 # over in a layer's forward pass (scores, probabilities, and DeBERTa's two
 # disentangled terms): a sub-batch is closed before its attention would pass
 # this many bytes, so that the activations of long pairs stay bounded (about
-# 0.25 GiB at the peak, whatever the batch size; a single longer row runs alone).
-ATTENTION_BUDGET_BYTES = 256 * 2 ** 20
+# 0.5 GiB at the peak, whatever the batch size; a single longer row runs alone).
+ATTENTION_BUDGET_BYTES = 512 * 2 ** 20
 ATTENTION_COPIES = 4
 
 
