@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from .run_pipeline_overhead import DEFAULT_DATA, print_and_write, read_pairs
 

@@ -33,7 +33,7 @@ and run on one pair, and only then moved into place (``saving.staged_swap``).
 import errno
 import gc
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -118,6 +118,8 @@ class Checkpoint:
     model_type: str
     positive: int = 1  # the label index meaning "part of a paraphrase"
     positive_label: str = "LABEL_1"
+    # where each weight tensor is (weights_file.checkpoint_index), read once by _describe
+    tensors: Optional[Dict] = field(default=None, repr=False)
 
 
 def find_checkpoint(source: str, revision: Optional[str] = None, positive_label: Optional[str] = None) -> Checkpoint:
@@ -257,7 +259,7 @@ def _describe(name: str, folder: Path, source: str, revision: Optional[str],
     from .encoder.weights_file import WeightsFileError, checkpoint_index
 
     try:
-        checkpoint_index(folder)  # headers only: a missing shard or a damaged file is said here
+        tensors = checkpoint_index(folder)  # headers only: a missing shard or a damaged file is said here
     except WeightsFileError as err:
         raise ImportModelError(f"{name}: {err}") from None
     sha256 = weights_sha256(folder)  # one pass over the weights file (1.7 GB for DeBERTa-v3-large)
@@ -265,7 +267,7 @@ def _describe(name: str, folder: Path, source: str, revision: Optional[str],
         raise ImportModelError(f"{name} has no weights file (model.safetensors or pytorch_model.bin, or its shards).")
     labels = {int(k): str(v) for k, v in (config.get("id2label") or {}).items()}
     return Checkpoint(name, folder, source, revision, sha256, token_classifiers[0],
-                      str(config.get("model_type", "")), positive, labels.get(positive, f"LABEL_{positive}"))
+                      str(config.get("model_type", "")), positive, labels.get(positive, f"LABEL_{positive}"), tensors)
 
 
 def positive_index(name: str, config: Dict, positive_label: Optional[str] = None) -> int:
@@ -315,7 +317,7 @@ def load_classifier(checkpoint: Checkpoint):
         raise ImportModelError(f"{checkpoint.name}: the token classifier does not load ({type(err).__name__}: "
                                f"{_first_line(err)}).") from None
     try:
-        index = checkpoint_index(checkpoint.folder)
+        index = checkpoint.tensors if checkpoint.tensors is not None else checkpoint_index(checkpoint.folder)
         weight, bias = index.get("classifier.weight"), index.get("classifier.bias")
         if weight is None or bias is None or tuple(weight.shape)[0] != 2:
             raise ImportModelError(

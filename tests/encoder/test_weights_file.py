@@ -2,7 +2,6 @@
 the safetensors reader against the safetensors library, the module built
 without weights and filled from the file, and pipelines saved by the
 ``pair_transformer`` component (weights apart) or the old way (in the model file)."""
-import json
 import shutil
 import struct
 
