@@ -297,6 +297,7 @@ def load_classifier(checkpoint: Checkpoint):
     (built without weights and read from the checkpoint's file in the memory
     of its weights: ``encoder/weights_file.py``) and its two-label head
     (weight (2, width), bias (2,)) as numpy arrays."""
+    from .encoder import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
     from transformers import AutoConfig, AutoModel, AutoTokenizer
     from .encoder.weights_file import WeightsFileError, checkpoint_index, empty_module, load_weights, read_tensor
 

@@ -6,6 +6,7 @@ from typing import List
 
 from spacy.tokens import Doc
 from spacy.util import SimpleFrozenDict, registry
+from . import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 from spacy_transformers.data_classes import FullTransformerBatch, TransformerData
 from spacy_transformers.layers import TransformerListener, split_trf_batch
 from thinc.api import Model, chain

@@ -9,6 +9,7 @@ a component's ``pipe`` sorts by length: ``spacy_paraphrase/pipe_by_length.py``.)
 from typing import List, Optional
 
 import numpy
+from . import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 from spacy_transformers.data_classes import WordpieceBatch
 from thinc.api import Model
 

@@ -28,6 +28,7 @@ from spacy import util
 from spacy.language import Language
 from spacy.pipeline.pipe import deserialize_config
 from spacy.tokens import Doc
+from . import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 from spacy_transformers.data_classes import FullTransformerBatch
 from spacy_transformers.pipeline_component import DOC_EXT_ATTR, Transformer
 from thinc.api import Config, Model

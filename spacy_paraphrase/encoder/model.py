@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy
+from . import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 import torch
 from thinc.api import Model, torch2xp
 from spacy.tokens import Doc

@@ -17,6 +17,7 @@ import warnings
 from typing import Any, Dict, List, Optional
 
 import srsly
+from . import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 import torch
 from spacy.util import SimpleFrozenDict, make_tempdir
 from spacy_transformers.data_classes import HFObjects

@@ -28,6 +28,7 @@ from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Dropout, Linear, Model, chain
 from thinc.types import Floats1d, Floats2d
+from ..encoder import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
 from transformers.file_utils import ModelOutput
 from spacy_transformers.data_classes import TransformerData
 
