@@ -39,7 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 GIB = 1024 ** 3
 TIME = "/usr/bin/time"  # GNU time (Debian's `time` package)
 
-IMPORTS = "import torch, transformers, spacy, spacy_transformers, spacy_paraphrase.encoder.component"
+# what spacy.load of a pipeline imports, in the order it imports it (our components first:
+# encoder/lean_imports.py leaves scikit-learn and scipy out of transformers' imports)
+IMPORTS = "import spacy, spacy_paraphrase.encoder.component, spacy_paraphrase.paraphrase_spans.component"
 LOAD = "import spacy, sys; spacy.load(sys.argv[1])"
 # The authors' inference (their evaluation script's path): from_pretrained, then batches
 # of `first words + ["[SEP]"] + second words` with truncation=True, softmax.

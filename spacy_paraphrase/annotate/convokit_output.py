@@ -25,7 +25,7 @@ from ..dialogs.pairing import SourceOptions
 from ..saving import atomic_write
 from .local import Summary, run_local
 from .record_format import (CONVERSATION_ID, ERROR_KIND, FIRST, IS_PARAPHRASE, PAIR_ID, RECORD_FIELDS, SECOND, SKIPPED,
-                            SPANS, TURN_FIELDS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
+                            SPAN_FIELDS, SPANS, TURN_FIELDS, WORD_FIELDS, WORDS, convokit_errors, convokit_records, error_entries, read_records)
 from .resume import checkpoint_path
 
 DEFAULT_PREFIX = "sp_"
@@ -194,16 +194,16 @@ def utterance_meta(records: Iterable[Mapping[str, Any]], prefix: str, with_probs
             if with_probs:
                 meta.setdefault(prefix + "source_probs", {})[pair_id] = []
         for span in record[SPANS.key]:
-            entry = {k: span[k] for k in ("start", "end", "text", "score")}
-            if span["side"] == FIRST.key:
-                current[span["utterance_id"]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
+            entry = {k: span[k] for k in (SPAN_FIELDS.start, SPAN_FIELDS.end, SPAN_FIELDS.text, SPAN_FIELDS.score)}
+            if span[SPAN_FIELDS.side] == FIRST.key:
+                current[span[SPAN_FIELDS.utterance_id]][prefix + "source_spans"].append(dict(entry, pair_id=pair_id))
             else:
-                current[span["utterance_id"]][prefix + "paraphrase_spans"].append(entry)
+                current[span[SPAN_FIELDS.utterance_id]][prefix + "paraphrase_spans"].append(entry)
         for side, words in (record.get(WORDS.key) or {}).items():
             for word in words:
-                meta = current[word["utterance_id"]]
+                meta = current[word[WORD_FIELDS.utterance_id]]
                 probs = meta[prefix + "paraphrase_probs"] if side == SECOND.key else meta[prefix + "source_probs"][pair_id]
-                probs.append(word["prob"])
+                probs.append(word[WORD_FIELDS.prob])
     yield from current.items()
 
 

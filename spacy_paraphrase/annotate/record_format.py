@@ -5,16 +5,16 @@ output, ``visualize``, ``report`` and ``validate`` make and read records
 through it. The record's keys are named here: its own (``RECORD_FIELDS``) and
 its turns' (``TURN_FIELDS``), both a pair's JSON form (``TurnPair.to_json``,
 whose keys ``dialogs/turns.py`` names: ``PAIR_KEYS``, ``TURN_KEYS``), and the
-errors file's kinds (``ERROR_KIND``); the keys inside a record's spans and
-words are written here (``_turn_spans``, ``_words``) and read as literals by
-their readers (ConvoKit output, ``visualize``, ``report``). A pair travels
-from a dialog reader to here as a ``TurnPair``.
+errors file's kinds (``ERROR_KIND``), and the keys inside a record's spans
+(``SPAN_FIELDS``) and words (``WORD_FIELDS``). A pair travels from a dialog
+reader to here as a ``TurnPair``.
 
 - ``RECORD_FIELDS``: the record's keys, in order, each with its JSON type and
   where its value comes from; ``make_record``, the ConvoKit output's keys and
   the readers of records (``visualize``, ``report``) take them from it, each
   field by its name here (``SCORE.key``, never ``"score"``); ``TURN_FIELDS``:
-  the keys inside its two turns (``TURN_FIELDS.text``).
+  the keys inside its two turns (``TURN_FIELDS.text``); ``SPAN_FIELDS`` and
+  ``WORD_FIELDS``: the keys of each entry of its spans and words.
 - ``make_record(doc, pair, readout)``: the pair's ids, turns
   (``Turn.to_json``: offsets kept) and meta, plus the pair score, decision,
   spans (character offsets into each utterance's own text; a span crossing an
@@ -41,7 +41,7 @@ import numpy
 from spacy.tokens import Doc, SpanGroup
 
 from ..dialogs.convokit import CONVOKIT_UTTERANCES
-from ..dialogs.turns import PAIR_KEYS, TURN_KEYS, Problem, Turn, TurnPair
+from ..dialogs.turns import PAIR_KEYS, TURN_KEYS, Problem, Turn, TurnPair, UtteranceSpan
 from ..pair_doc import get_turns, turn_text_problem
 from ..paraphrase_spans.readout import Readout
 from ..words import word_bounds, word_values
@@ -173,7 +173,7 @@ def _words(scored: List[Tuple[int, int, float]], turn: Turn, base: int) -> List[
             k += 1
         probs = [prob for _, _, prob in scored[j:k] if not math.isnan(prob)]
         piece = turn.split_span(match.start(), match.end())[0]
-        out.append(dict(piece._asdict(), prob=max(probs) if probs else None))
+        out.append(dict(zip(WORD_FIELDS, (*piece, max(probs) if probs else None))))
     return out
 
 
@@ -222,8 +222,8 @@ def _turn_spans(s: Scored) -> List[Dict[str, Any]]:
             text = piece.text.strip()
             if text:
                 start = piece.start + len(piece.text) - len(piece.text.lstrip())
-                out.append({"side": SIDES[i], "label": span.label_, "utterance_id": piece.utterance_id,
-                            "start": start, "end": start + len(text), "text": text, "score": as_number(score)})
+                out.append(dict(zip(SPAN_FIELDS, (SIDES[i], span.label_, piece.utterance_id, start,
+                                                  start + len(text), text, as_number(score)))))
     return out
 
 
@@ -259,6 +259,32 @@ RECORD_FIELDS = (PAIR_ID, CONVERSATION_ID, FIRST, SECOND, META, SCORE, IS_PARAPH
 # The keys of each turn of a record (``FIRST``, ``SECOND``): a turn's JSON form
 # (``Turn.to_json``), read as ``TURN_FIELDS.utterance_ids``, never the key itself.
 TURN_FIELDS = TURN_KEYS
+
+
+class SpanKeys(NamedTuple):
+    side: str
+    label: str
+    utterance_id: str
+    start: str
+    end: str
+    text: str
+    score: str
+
+
+class WordKeys(NamedTuple):
+    utterance_id: str  # the first four: where the word is (``dialogs.turns.UtteranceSpan``)
+    start: str
+    end: str
+    text: str
+    prob: str
+
+
+# The keys of each entry of a record's ``SPANS`` (one span inside one utterance:
+# offsets into that utterance's text) and of its ``WORDS`` lists, read as
+# ``SPAN_FIELDS.utterance_id``, never the key itself.
+SPAN_FIELDS = SpanKeys(*SpanKeys._fields)
+WORD_FIELDS = WordKeys(*WordKeys._fields)
+assert WORD_FIELDS[:4] == UtteranceSpan._fields
 
 
 class Decision(NamedTuple):

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 import spacy
 
-from ..annotate.record_format import PAIR_ID, SIDES, SPANS, record_decision
+from ..annotate.record_format import PAIR_ID, SIDES, SPAN_FIELDS, SPANS, record_decision
 
 
 def lemmatizer(lang: str = "en"):
@@ -56,8 +56,8 @@ def top_phrases(records: Sequence[Dict[str, Any]], lang: str = "en", n: int = 25
         if not record_decision(record).is_paraphrase:
             continue
         for span in record.get(SPANS.key) or []:
-            if span.get("side") == SIDES[1] and span.get("text"):
-                texts.append(span["text"])
+            if span.get(SPAN_FIELDS.side) == SIDES[1] and span.get(SPAN_FIELDS.text):
+                texts.append(span[SPAN_FIELDS.text])
                 owners.append(record)
     counts: Counter = Counter()
     pairs: Dict[tuple, set] = {}

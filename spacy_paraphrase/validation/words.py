@@ -10,7 +10,7 @@ turn text)."""
 import re
 from typing import Any, Dict, List, Set, Tuple
 
-SIDES = ("first", "second")  # the record's turns (annotate.record_format.SIDES)
+from ..annotate.record_format import SIDES, SPAN_FIELDS, SPANS, TURN_FIELDS
 WORD = re.compile(r"\S+")
 
 
@@ -31,12 +31,13 @@ def model_words(record: Dict[str, Any], side: str) -> Set[int]:
     if side not in SIDES:
         raise ValueError(f"side {side!r}: first or second")
     turn = record[side]
-    starts = {str(u): (o[0] if o else 0) for u, o in zip(turn.get("utterance_ids") or [], turn.get("offsets") or [])}
+    starts = {str(u): (o[0] if o else 0)
+              for u, o in zip(turn.get(TURN_FIELDS.utterance_ids) or [], turn.get(TURN_FIELDS.offsets) or [])}
     ranges = []
-    for span in record.get("spans") or []:
-        if span.get("side") != side:
+    for span in record.get(SPANS.key) or []:
+        if span.get(SPAN_FIELDS.side) != side:
             continue
-        base = starts.get(str(span.get("utterance_id")), 0)
-        ranges.append((base + span["start"], base + span["end"]))
-    return {i for i, (lo, hi) in enumerate(word_bounds(turn.get("text") or ""))
+        base = starts.get(str(span.get(SPAN_FIELDS.utterance_id)), 0)
+        ranges.append((base + span[SPAN_FIELDS.start], base + span[SPAN_FIELDS.end]))
+    return {i for i, (lo, hi) in enumerate(word_bounds(turn.get(TURN_FIELDS.text) or ""))
             if any(s < hi and lo < e for s, e in ranges)}

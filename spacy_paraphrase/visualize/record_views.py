@@ -14,7 +14,8 @@ import re
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..annotate.record_format import (AGREEMENT, CONVERSATION_ID, FIRST, IS_PARAPHRASE, MARGIN, PAIR_ID, RECORD_FIELDS,
-                                      SCORE, SECOND, SIDES, SPANS, TURN_FIELDS, VOTE_SHARE, WORDS, as_number,
+                                      SCORE, SECOND, SIDES, SPAN_FIELDS, SPANS, TURN_FIELDS, VOTE_SHARE, WORD_FIELDS,
+                                      WORDS, as_number,
                                       record_decision)
 from ..dialogs.turns import Turn
 from ..pair_doc import PARAPHRASE_LABEL
@@ -46,14 +47,15 @@ def pair_view_from_record(
     if not isinstance(spans, list) or not all(isinstance(s, Mapping) for s in spans):
         raise ValueError(f"{name}: {SPANS.key!r} must be a list of objects.")
     for span in spans:
-        if span.get("side") not in SIDES:
-            raise ValueError(f"{name}: a span's 'side' must be {SIDES[0]!r} or {SIDES[1]!r}, got {span.get('side')!r}.")
+        if span.get(SPAN_FIELDS.side) not in SIDES:
+            raise ValueError(f"{name}: a span's {SPAN_FIELDS.side!r} must be {SIDES[0]!r} or {SIDES[1]!r}, "
+                             f"got {span.get(SPAN_FIELDS.side)!r}.")
     turns = []
     for side, field, default in zip(SIDES, (FIRST, SECOND), DEFAULT_SPEAKERS):
         turn = record.get(field.key)
         if not isinstance(turn, Mapping) or not isinstance(turn.get(TURN_FIELDS.text), str):
             raise ValueError(f"{name}: {field.key!r} must be an object with a {TURN_FIELDS.text!r} string.")
-        side_spans = [s for s in spans if s["side"] == side]
+        side_spans = [s for s in spans if s[SPAN_FIELDS.side] == side]
         turns.append(_turn_view(f"{name}, {side} turn", turn, default, words.get(side), side_spans))
     view = PairView(
         pair_id=str(pair_id) if pair_id is not None else f"pair {index + 1}",
@@ -93,9 +95,9 @@ def _turn_view(where: str, turn: Mapping, default: str, words, spans: List[Mappi
 def _utterance_id(where: str, ids: Sequence[str], span: Mapping) -> str:
     if len(ids) == 1:
         return ids[0]
-    utterance = span.get("utterance_id")
+    utterance = span.get(SPAN_FIELDS.utterance_id)
     if str(utterance) not in ids:
-        raise ValueError(f"{where}: span's utterance_id {utterance!r} is not one of {ids}.")
+        raise ValueError(f"{where}: span's {SPAN_FIELDS.utterance_id} {utterance!r} is not one of {ids}.")
     return str(utterance)
 
 
@@ -111,13 +113,13 @@ def _words(where: str, text: str, words, bounds: Dict[str, Tuple[int, int]]) -> 
     for match, word in zip(matches, words):
         if not isinstance(word, Mapping):
             raise ValueError(f"{where}: each entry of 'words' must be an object.")
-        utterance = str(word.get("utterance_id"))
-        if isinstance(word.get("start"), int) and utterance in starts and starts[utterance] + word["start"] != match.start():
+        utterance, start = str(word.get(WORD_FIELDS.utterance_id)), word.get(WORD_FIELDS.start)
+        if isinstance(start, int) and utterance in starts and starts[utterance] + start != match.start():
             raise ValueError(
                 f"{where}: word {match.group()!r} is at character {match.start()} of the turn, not at "
-                f"{starts[utterance] + word['start']} (its offset {word['start']} in utterance {utterance!r})."
+                f"{starts[utterance] + start} (its offset {start} in utterance {utterance!r})."
             )
-        prob = as_number(word.get("prob"))
+        prob = as_number(word.get(WORD_FIELDS.prob))
         value = float("nan") if prob is None else clamp01(prob)
         title = "no probability" if prob is None else f"p = {value:.2f}"
         out.append(Word(match.start(), match.end(), value, title))
@@ -126,22 +128,24 @@ def _words(where: str, text: str, words, bounds: Dict[str, Tuple[int, int]]) -> 
 
 def _place(where: str, text: str, ids: Sequence[str], bounds: Dict[str, Tuple[int, int]], span: Mapping) -> Mark:
     try:
-        start, end = int(span["start"]), int(span["end"])
+        start, end = int(span[SPAN_FIELDS.start]), int(span[SPAN_FIELDS.end])
     except (KeyError, TypeError, ValueError):
-        raise ValueError(f"{where}: a span needs integer 'start' and 'end', got {dict(span)!r}.") from None
+        raise ValueError(f"{where}: a span needs integer {SPAN_FIELDS.start!r} and {SPAN_FIELDS.end!r}, "
+                         f"got {dict(span)!r}.") from None
     if not 0 <= start <= end:
         raise ValueError(f"{where}: span offsets {start}:{end} are not a valid range.")
     key = _utterance_id(where, ids, span)
     (base, limit) = bounds[key]
     begin, stop = base + start, base + end
-    expected = span.get("text")
+    expected = span.get(SPAN_FIELDS.text)
     if stop > limit or (expected is not None and text[begin:stop] != expected):
         raise ValueError(
             f"{where}: span {expected!r} ({start}:{end} of utterance {key!r}) does not match "
             f"the turn's text there ({text[begin:stop]!r})."
         )
-    label = str(span.get("label") or (SOURCE_LABEL if span.get("side") == SIDES[0] else PARAPHRASE_LABEL))
-    return Mark(begin, stop, label, as_number(span.get("score")))
+    label = str(span.get(SPAN_FIELDS.label) or (SOURCE_LABEL if span.get(SPAN_FIELDS.side) == SIDES[0]
+                                                else PARAPHRASE_LABEL))
+    return Mark(begin, stop, label, as_number(span.get(SPAN_FIELDS.score)))
 
 
 def _join_split_spans(text: str, marks: List[Mark]) -> List[Mark]:
