@@ -6,10 +6,12 @@
     against a bare ``nlp.pipe`` over the same pairs, held in memory, with the
     pair Docs built inside the timed loop (what a hand-written loop does) by
     a freshly loaded pipeline (loading not timed), as annotate's;
-    same model, same batch size, one process and ``--threads`` torch threads
-    (default 1), in the same worker, the two alternated ``--repeats`` times.
-    Rates per CPU second of the process (model loading subtracted) and per
-    wall second (annotate's own clock, ``Summary.seconds``); the CPU rates
+    same model, same batch size, ``--threads`` torch threads (default 1).
+    Each measure runs in a fresh process of its own (annotate sets the C
+    heap's policy for the whole process: ``--heap``, one annotate run per
+    policy listed), ``--repeats`` rounds, the order turned by one place every
+    round. Rates per CPU second of the process (model loading subtracted) and
+    per wall second (annotate's own clock, ``Summary.seconds``); the CPU rates
     are the measure on a shared machine, where the wall rates move with the
     other jobs. Target: median annotate / median bare >= 0.95.
 (2) memory: peak RSS of a whole ``python -m spacy_paraphrase annotate`` run
@@ -152,10 +154,11 @@ def worker_model(path: str, kind: str = "tiny") -> Dict:
     return {"path": path}
 
 
-def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int, threads: int,
+def worker_throughput(model: str, corpus: str, batch_size: int, mode: str, threads: int,
                       fmt: str = "mediasum") -> Dict:
-    import statistics
-
+    """One measure in a process of its own (the heap policy annotate sets is
+    the process's from then on): ``bare`` (``nlp.pipe``) or ``annotate`` with
+    the heap policy ``lean`` or ``fast`` (mode ``annotate-lean``, ...)."""
     import spacy
     import torch
 
@@ -166,44 +169,70 @@ def worker_throughput(model: str, corpus: str, batch_size: int, repeats: int, th
     torch.set_num_threads(threads)
     source = SourceOptions(fmt=fmt)
     t = time.perf_counter()
-    nlp = spacy.load(model)
+    spacy.load(model)  # imports, and the file in the page cache
     load_s = time.perf_counter() - t
     c = time.process_time()  # a second load, as run_local's (the first one also imports)
-    spacy.load(model)
+    nlp = spacy.load(model)
     load_cpu = time.process_time() - c
     pairs = [(p.first.text, p.second.text, (p.first.speaker, p.second.speaker), p.pair_id)
              for p in read_turn_pairs(corpus, fmt)]
-    words = sum(len(a.split()) + len(b.split()) for a, b, _, _ in pairs)
     t = time.perf_counter()
     DialogCorpus(corpus, source).count()
     count_s = time.perf_counter() - t
-    out = Path(corpus).with_suffix(".records.jsonl")
-    runs: Dict[str, List[float]] = {k: [] for k in ("bare_wall", "bare_cpu", "annotate_wall", "annotate_cpu")}
-    for _ in range(repeats):
+    if mode == "bare":
         # a freshly loaded pipeline, as run_local's: the same cold vocab and tokenizer cache
-        nlp = spacy.load(model)
         t, c = time.perf_counter(), time.process_time()
         docs = (make_pair_doc(nlp, a, b, speakers=s, pair_id=i) for a, b, s, i in pairs)
         n = sum(1 for _ in nlp.pipe(docs, batch_size=batch_size))
-        runs["bare_wall"].append(n / (time.perf_counter() - t))
-        runs["bare_cpu"].append(n / (time.process_time() - c))
+        wall, cpu = time.perf_counter() - t, time.process_time() - c
+    else:
+        del nlp
+        out = Path(corpus).with_suffix(f".{mode}.jsonl")
         c = time.process_time()
         summary = run_local(model, corpus, out, source=source, batch_size=batch_size, count=False,
-                            overwrite=True, progress_bar=False)
-        assert summary.written == len(pairs) == n
-        runs["annotate_wall"].append(summary.written / summary.seconds)
+                            overwrite=True, progress_bar=False, heap=mode.split("-", 1)[1])
         # CPU seconds of the run less those of loading the model (measured above)
-        runs["annotate_cpu"].append(summary.written / (time.process_time() - c - load_cpu))
+        n, wall, cpu = summary.written, summary.seconds, time.process_time() - c - load_cpu
+    assert n == len(pairs)
+    return {"mode": mode, "pairs": n, "words": sum(len(a.split()) + len(b.split()) for a, b, _, _ in pairs),
+            "wall": n / wall, "cpu": n / cpu, "load_seconds": load_s, "load_cpu_seconds": load_cpu,
+            "count_pass_seconds": count_s, "torch_threads": torch.get_num_threads()}
+
+
+def measure_throughput(model: str, corpus: Path, batch_size: int, repeats: int, threads: int, fmt: str,
+                       heaps: Sequence[str]) -> Dict:
+    """``repeats`` rounds of bare and annotate (one run per heap policy),
+    each in a fresh process, the order turned by one place every round (so
+    that whatever drifts over a round falls on each alike)."""
+    import statistics
+
+    modes = ["bare"] + [f"annotate-{heap}" for heap in heaps]
+    rates: Dict[str, Dict[str, List[float]]] = {m: {"wall": [], "cpu": []} for m in modes}
+    last: Dict = {}
+    for repeat in range(repeats):
+        turn = repeat % len(modes)
+        for mode in modes[turn:] + modes[:turn]:
+            last = run_worker("throughput", model, str(corpus), str(batch_size), mode, str(threads), fmt)
+            for key in ("wall", "cpu"):
+                rates[mode][key].append(last[key])
+    names = {"bare": "bare", f"annotate-{heaps[0]}": "annotate"}
+    names.update({f"annotate-{h}": f"annotate_{h}" for h in heaps[1:]})
+    runs = {f"{names[m]}_{k}": v for m, by in rates.items() for k, v in by.items()}
     median = {k: statistics.median(v) for k, v in runs.items()}
-    return {
-        "pairs": len(pairs), "words": words, "batch_size": batch_size, "repeats": repeats,
-        "torch_threads": torch.get_num_threads(), "load_seconds": load_s, "load_cpu_seconds": load_cpu,
-        "count_pass_seconds": count_s, "pairs_per_s": runs, "median_pairs_per_s": median,
-        "ratio_cpu_per_repeat": [a / b for a, b in zip(runs["annotate_cpu"], runs["bare_cpu"])],
-        "ratio_wall_per_repeat": [a / b for a, b in zip(runs["annotate_wall"], runs["bare_wall"])],
-        "ratio_cpu": median["annotate_cpu"] / median["bare_cpu"],
-        "ratio_wall_best": max(runs["annotate_wall"]) / max(runs["bare_wall"]),
+    result = {
+        "pairs": last["pairs"], "words": last["words"], "batch_size": batch_size, "repeats": repeats,
+        "heaps": list(heaps), "torch_threads": last["torch_threads"], "load_seconds": last["load_seconds"],
+        "load_cpu_seconds": last["load_cpu_seconds"], "count_pass_seconds": last["count_pass_seconds"],
+        "pairs_per_s": runs, "median_pairs_per_s": median,
     }
+    for name in (names[m] for m in modes[1:]):
+        suffix = name[len("annotate"):]
+        result[f"ratio_cpu_per_repeat{suffix}"] = [a / b for a, b in zip(runs[f"{name}_cpu"], runs["bare_cpu"])]
+        result[f"ratio_wall_per_repeat{suffix}"] = [a / b for a, b in zip(runs[f"{name}_wall"], runs["bare_wall"])]
+        result[f"ratio_cpu{suffix}"] = median[f"{name}_cpu"] / median["bare_cpu"]
+        result[f"ratio_wall{suffix}"] = median[f"{name}_wall"] / median["bare_wall"]
+        result[f"ratio_wall_best{suffix}"] = max(runs[f"{name}_wall"]) / max(runs["bare_wall"])
+    return result
 
 
 def run_worker(kind: str, *args: str) -> Dict:
@@ -235,25 +264,34 @@ def measure_rss(model: str, corpus: Path, batch_size: int) -> Dict:
 
 def _throughput_lines(t: Dict, target: float) -> List[str]:
     r = t["pairs_per_s"]
-    lines = [
-        "| repeat | bare CPU | annotate CPU | ratio (CPU) | bare wall | annotate wall | ratio (wall) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    heaps = t.get("heaps", ["lean"])
+    names = ["annotate"] + [f"annotate_{h}" for h in heaps[1:]]
+    head = "| repeat | bare CPU | bare wall |" + "".join(
+        f" {n} ({h}) CPU | ratio (CPU) | wall | ratio (wall) |" for n, h in zip(names, heaps))
+    lines = [head, "|" + "---:|" * (head.count("|") - 1)]
     for i in range(t["repeats"]):
-        lines.append(
-            f"| {i + 1} | {r['bare_cpu'][i]:.1f} | {r['annotate_cpu'][i]:.1f} | {t['ratio_cpu_per_repeat'][i]:.3f} "
-            f"| {r['bare_wall'][i]:.1f} | {r['annotate_wall'][i]:.1f} | {t['ratio_wall_per_repeat'][i]:.3f} |"
-        )
-    verdict = "met" if t["ratio_cpu"] >= target else "NOT met"
-    return lines + [
+        row = f"| {i + 1} | {r['bare_cpu'][i]:.1f} | {r['bare_wall'][i]:.1f} |"
+        for name in names:
+            suffix = name[len("annotate"):]
+            row += (f" {r[name + '_cpu'][i]:.1f} | {t['ratio_cpu_per_repeat' + suffix][i]:.3f} "
+                    f"| {r[name + '_wall'][i]:.1f} | {t['ratio_wall_per_repeat' + suffix][i]:.3f} |")
+        lines.append(row)
+    lines += [
         "",
-        "Rates in pairs/s: per CPU second of the process (*CPU*) and per wall second (*wall*; on a shared "
-        "machine the wall rate moves with the other jobs' load, the CPU rate much less).",
+        "Rates in pairs/s: per CPU second of the process (*CPU*, model loading subtracted) and per wall "
+        "second (*wall*: annotate's own clock; on a shared machine the wall rate moves with the other jobs' "
+        "load, the CPU rate much less). Each measure ran in a process of its own (annotate's heap policy is "
+        "the process's once set), the order turned by one place every repeat.",
         "",
-        f"annotate / bare, medians of the CPU rates: **{t['ratio_cpu']:.3f}** (target >= {target}: {verdict}); "
-        f"best wall rates: {t['ratio_wall_best']:.3f}. Model loading ({t['load_seconds']:.1f} s) and the "
-        f"counting pass ({t['count_pass_seconds']:.2f} s) are in neither rate.",
     ]
+    for name, heap in zip(names, heaps):
+        suffix = name[len("annotate"):]
+        verdict = "met" if t["ratio_cpu" + suffix] >= target else "NOT met"
+        lines.append(f"- annotate `--heap {heap}` / bare, medians of the CPU rates: **{t['ratio_cpu' + suffix]:.3f}** "
+                     f"(target >= {target}: {verdict}); best wall rates: {t['ratio_wall_best' + suffix]:.3f}.")
+    lines += ["", f"Model loading ({t['load_seconds']:.1f} s) and the counting pass ({t['count_pass_seconds']:.2f} s) "
+                  "are in neither rate."]
+    return lines
 
 
 def write_markdown(results: Dict, path: Path) -> None:
@@ -307,6 +345,8 @@ def main(argv=None) -> int:
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--model", default="tiny",
                         help="tiny (the default), default (the default pipeline's config), or a pipeline's folder")
+    parser.add_argument("--heap", nargs="+", choices=("lean", "fast"), default=["lean"],
+                        help="annotate's heap policies measured (the first is 'annotate' in the result)")
     parser.add_argument("--format", dest="fmt", choices=("mediasum", "chat"), default="mediasum",
                         help="the throughput corpus's format (the memory runs are MediaSum-style)")
     parser.add_argument("--rss-sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -341,8 +381,8 @@ def main(argv=None) -> int:
             corpus = tmp_path / "throughput.jsonl"
             (write_chats if args.fmt == "chat" else write_interviews)(corpus, args.pairs, guests, hosts, seed=0)
             results["format"] = args.fmt
-            results["throughput"] = run_worker("throughput", model, str(corpus), str(args.batch_size),
-                                               str(args.repeats), str(args.threads), args.fmt)
+            results["throughput"] = measure_throughput(model, corpus, args.batch_size, args.repeats, args.threads,
+                                                       args.fmt, args.heap)
         if args.part in ("all", "memory"):
             runs = []
             short_g, short_h = short_pools()

@@ -405,10 +405,15 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     nothing is written then. ``force``: replace an existing pipeline
     directory at ``output_dir`` (only once the new one loads and runs)."""
     import spacy
+    from .annotate.heap import bound_native_memory
+    from .encoder import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
     from spacy_transformers.data_classes import HFObjects
     from .encoder.model import attach_transformer, vocab_file_contents
     from .encoder.plan import check_long_pairs
 
+    # A one-off step whose peak is what a laptop must hold: every large block a
+    # mapping of its own, given back when freed (annotate/heap.py, "lean")
+    bound_native_memory("lean")
     output_dir = Path(output_dir)
     try:
         check_long_pairs(long_pairs)

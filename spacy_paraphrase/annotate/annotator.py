@@ -14,7 +14,7 @@ from ..dialogs.turns import TurnPair
 from ..loading import load_pipeline
 from ..pair_doc import make_pair_doc
 from ..paraphrase_spans.readout import Readout
-from .heap import bound_native_memory, trim_heap
+from .heap import DEFAULT_HEAP_POLICY, bound_native_memory, trim_heap
 from .paths import check_settings
 from .record_format import make_record
 
@@ -77,14 +77,14 @@ class PairAnnotator:
     """A loaded pipeline plus the settings of one annotate run."""
 
     def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False, gpu_id: int = -1,
-                 reload_pairs: int = RELOAD_PAIRS):
+                 reload_pairs: int = RELOAD_PAIRS, heap: str = DEFAULT_HEAP_POLICY):
         check_settings(batch_size=batch_size)
         self.model = model
         self.batch_size = batch_size
         self.with_probs = with_probs
         self.gpu_id = gpu_id
         self.reload_pairs = reload_pairs
-        bound_native_memory()  # before the first forward pass (heap.py)
+        bound_native_memory(heap)  # before the first forward pass (heap.py)
         self._load()
         self.readout = find_readout(self.nlp)
 

@@ -1,5 +1,5 @@
-"""The native memory of a long run: what the C heap and oneDNN keep
-(docs/annotate.md, "Memory over a long run").
+"""The native memory of a long run: what the C heap and oneDNN keep, and what
+it costs in speed (docs/annotate.md, "Memory over a long run").
 
 Two things outside Python made resident memory grow with the corpus although
 no pair's data was kept:
@@ -8,11 +8,11 @@ no pair's data was kept:
   threshold* (128 KiB at start) with a mapping of its own, unmapped when
   freed, but each such free raises the threshold to the block's size (up to
   32 MiB). After the first batches the forward pass's tensors (a few MiB,
-  another size with every batch's sequence length) all come from the heap,
-  which fragments: with MiniLM the heap's free space grew by about 150 KB per
-  pair. ``bound_native_memory`` fixes the threshold (``mallopt``, which also
-  stops its adjustment), so that large blocks keep their own mappings; after
-  each zone ``trim_heap`` (``malloc_trim``) returns the heap's free pages.
+  another size with every batch's sequence length) come from the heap, whose
+  free space, left in the middle of it, fragments and stays resident.
+  ``bound_native_memory`` fixes the threshold (``mallopt``, which also stops
+  its adjustment) as the run's *heap policy* says, and after each zone
+  ``trim_heap`` (``malloc_trim``) gives the heap's free pages back.
 - **oneDNN's primitive cache.** PyTorch runs some CPU operations (GELU) with
   oneDNN, which compiles a kernel for every new tensor shape and caches up to
   1,024 of them: a new entry for about every batch, since batches have
@@ -20,22 +20,48 @@ no pair's data was kept:
   (``ONEDNN_PRIMITIVE_CACHE_CAPACITY``, read by oneDNN when it first runs a
   kernel in the process: set before the first forward pass).
 
-Both settings go into ``os.environ`` too (unless set there already), so that
-processes started from this one (``--n-process``) inherit them. Elsewhere than
-glibc (macOS, musl) the heap settings do nothing.
+The heap policies (``HEAP_POLICIES``):
+
+- ``fast`` (the default): blocks below 32 MiB (glibc's own maximum, fixed)
+  come from the heap and are used again batch after batch, and the heap keeps
+  up to 64 MiB of free space at its top between zones (the *trim threshold*):
+  the speed of a plain ``nlp.pipe``; free blocks wait in the heap until the
+  zone ends, a higher peak (a few hundred MiB with MiniLM or
+  deberta-v3-large), flat over a long run all the same.
+- ``lean``: every block of 128 KiB or more gets a mapping of its own, given
+  back as soon as it is freed: the least resident memory, but each such
+  block's pages are faulted in and zeroed again by the kernel, which costs
+  about a fifth of a run's time on a CPU, with MiniLM and with
+  deberta-v3-large alike.
+
+Both are measured in docs/annotate.md ("Memory over a long run") and
+docs/paper-model.md ("The laptop budget").
+
+Both settings go into ``os.environ`` too, so that processes started from this
+one (``--n-process``) inherit them; a value the user put there is kept.
+Elsewhere than glibc (macOS, musl) the heap settings do nothing.
 """
 import ctypes
 import ctypes.util
 import os
-from typing import Optional
+from typing import Dict, Optional
 
-# Bytes from which a block gets a mapping of its own (glibc's initial value, fixed).
-MMAP_THRESHOLD = 128 * 1024
+HEAP_POLICIES = ("fast", "lean")
+DEFAULT_HEAP_POLICY = "fast"
 # Kernels oneDNN keeps (its default: 1,024).
 ONEDNN_CACHE_CAPACITY = 16
-MMAP_THRESHOLD_ENV = "MALLOC_MMAP_THRESHOLD_"
 ONEDNN_CACHE_ENV = "ONEDNN_PRIMITIVE_CACHE_CAPACITY"
-_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+MMAP_THRESHOLD_ENV = "MALLOC_MMAP_THRESHOLD_"
+TRIM_THRESHOLD_ENV = "MALLOC_TRIM_THRESHOLD_"
+# mallopt's parameter numbers (malloc.h), by the environment variable glibc reads for each.
+_MALLOPT = {MMAP_THRESHOLD_ENV: -3, TRIM_THRESHOLD_ENV: -1}
+# Bytes, by policy: from which a block gets a mapping of its own, and (fast) the free
+# space the heap may keep at its top (lean: glibc's own trim threshold).
+POLICY_SETTINGS: Dict[str, Dict[str, int]] = {
+    "fast": {MMAP_THRESHOLD_ENV: 32 * 2 ** 20, TRIM_THRESHOLD_ENV: 64 * 2 ** 20},
+    "lean": {MMAP_THRESHOLD_ENV: 128 * 2 ** 10},
+}
+_SET_HERE: Dict[str, str] = {}  # what this module put in os.environ (a user's own value is kept)
 
 
 def _libc() -> Optional[ctypes.CDLL]:
@@ -53,19 +79,39 @@ def _libc() -> Optional[ctypes.CDLL]:
 _LIBC = _libc()
 
 
-def bound_native_memory() -> bool:
-    """Fix glibc's mmap threshold and cap oneDNN's primitive cache (module
-    doc) for this process and those it starts; a value already in the
-    environment is kept. False where there is no ``mallopt`` (not glibc)."""
+def check_heap_policy(policy: str) -> str:
+    if policy not in HEAP_POLICIES:
+        raise ValueError(f"heap policy {policy!r}: one of {', '.join(HEAP_POLICIES)}")
+    return policy
+
+
+def _setting(name: str, value: str) -> str:
+    """``value`` into ``os.environ[name]`` unless the user set it there: the value in force."""
+    current = os.environ.get(name)
+    if current is None or current == _SET_HERE.get(name):
+        os.environ[name] = _SET_HERE[name] = value
+        return value
+    return current
+
+
+def bound_native_memory(policy: str = DEFAULT_HEAP_POLICY) -> bool:
+    """Cap oneDNN's primitive cache and set glibc's heap as ``policy`` says
+    (module doc), for this process and those it starts; a value the user
+    set in the environment is kept. False where there is no ``mallopt``
+    (not glibc)."""
+    settings = POLICY_SETTINGS[check_heap_policy(policy)]
     os.environ.setdefault(ONEDNN_CACHE_ENV, str(ONEDNN_CACHE_CAPACITY))
-    threshold = os.environ.setdefault(MMAP_THRESHOLD_ENV, str(MMAP_THRESHOLD))
+    applied = {name: _setting(name, str(value)) for name, value in settings.items()}
     if _LIBC is None:
         return False
-    try:
-        value = int(threshold)
-    except ValueError:
-        value = MMAP_THRESHOLD
-    return bool(_LIBC.mallopt(_M_MMAP_THRESHOLD, value))
+    ok = True
+    for name, text in applied.items():
+        try:
+            value = int(text)
+        except ValueError:
+            value = settings[name]
+        ok = bool(_LIBC.mallopt(_MALLOPT[name], value)) and ok
+    return ok
 
 
 def trim_heap() -> bool:

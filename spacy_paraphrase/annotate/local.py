@@ -21,6 +21,7 @@ from tqdm import tqdm
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
+from .heap import DEFAULT_HEAP_POLICY, check_heap_policy
 from .paths import open_job, own_files
 from .record_format import ERROR_KIND, IS_PARAPHRASE, MALFORMED, MAX_TURN_CHARS, SKIPPED, problem_entry, skip_entry
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, fingerprint
@@ -142,9 +143,12 @@ def run_local(
     progress_bar: bool = True,
     buffer_batches: int = BUFFER_BATCHES,
     output_format: str = "jsonl",
+    heap: str = DEFAULT_HEAP_POLICY,
 ) -> Summary:
     """Annotate every turn pair of ``input_path`` into ``output`` (JSON
-    Lines); resumes an interrupted run with the same arguments."""
+    Lines); resumes an interrupted run with the same arguments. ``heap``:
+    the heap policy (``heap.HEAP_POLICIES``; speed or the least memory)."""
+    check_heap_policy(heap)
     errors = Path(errors) if errors is not None else default_errors_path(output)
     checkpoint = checkpoint_path(output)
     corpus = open_job(model, input_path, source,
@@ -159,7 +163,7 @@ def run_local(
             return Summary.of(progress, output, errors, already_done=True)
         resumed_at = progress.consumed
         try:
-            annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id)
+            annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs, gpu_id=gpu_id, heap=heap)
             total = corpus.count(limit) if count else limit
             with tqdm(total=total, initial=progress.consumed, unit="pairs", disable=not progress_bar,
                       dynamic_ncols=True, smoothing=0.1) as bar:

@@ -31,6 +31,7 @@ from tqdm import tqdm
 
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
+from .heap import DEFAULT_HEAP_POLICY, check_heap_policy
 from .local import Summary
 from .record_format import IS_PARAPHRASE, dumps, part_files, problem_entry, skip_entry
 from .resume import default_errors_path
@@ -49,14 +50,14 @@ class PairAnnotatorActor:
     batch of staged pairs into serialized records."""
 
     def __init__(self, model: str, *, batch_size: int = 64, with_probs: bool = False,
-                 use_gpu: bool = False, threads: Optional[int] = None):
+                 use_gpu: bool = False, threads: Optional[int] = None, heap: str = DEFAULT_HEAP_POLICY):
         if threads:
             import torch
 
             torch.set_num_threads(threads)
         # Ray makes the GPUs it gave this actor visible from index 0 on.
         self.annotator = PairAnnotator(model, batch_size=batch_size, with_probs=with_probs,
-                                       gpu_id=0 if use_gpu else -1)
+                                       gpu_id=0 if use_gpu else -1, heap=heap)
 
     def __call__(self, batch: Mapping[str, Any]) -> Dict[str, numpy.ndarray]:
         records = self.annotator.annotate([line_pair(line) for line in batch[LINE_COLUMN]])
@@ -156,6 +157,7 @@ def run_ray(
     progress_bar: bool = True,
     runtime_env: Optional[Dict[str, Any]] = None,
     keep_staging: bool = False,
+    heap: str = DEFAULT_HEAP_POLICY,
 ) -> Summary:
     """Annotate every turn pair of ``input_path`` into the directory
     ``output`` on Ray (module doc; options: docs/ray.md). Connects to
@@ -168,6 +170,7 @@ def run_ray(
         raise ValueError(f"concurrency (the number of actors) must be at least 1, got {concurrency}")
     if num_cpus < 0 or num_gpus < 0:
         raise ValueError("num_cpus and num_gpus per actor must be >= 0")
+    check_heap_policy(heap)
     if gpu_id >= 0 and num_gpus == 0:
         num_gpus = 1.0
     corpus = open_job(model, input_path, source, [("The errors file", errors)], batch_size=batch_size, limit=limit)
@@ -184,7 +187,7 @@ def run_ray(
                 sink = annotate_staged(
                     model, staging, output, address=address, runtime_env=runtime_env, batch_size=batch_size,
                     pairs_per_call=shard_rows, concurrency=concurrency, num_cpus=num_cpus, num_gpus=num_gpus,
-                    memory=memory, with_probs=with_probs, progress_bar=progress_bar,
+                    memory=memory, with_probs=with_probs, progress_bar=progress_bar, heap=heap,
                 )
                 if sink.written != staged:
                     raise RuntimeError(f"Ray wrote {sink.written} records for {staged} staged pairs.")
@@ -200,7 +203,7 @@ def run_ray(
 def annotate_staged(model: str, staging: Path, output: Path, *, address: Optional[str],
                     runtime_env: Optional[Dict[str, Any]], batch_size: int, pairs_per_call: int,
                     concurrency: int, num_cpus: float, num_gpus: float, memory: Optional[int],
-                    with_probs: bool, progress_bar: bool) -> RecordLinesDatasink:
+                    with_probs: bool, progress_bar: bool, heap: str = DEFAULT_HEAP_POLICY) -> RecordLinesDatasink:
     """read_text(staging) -> map_batches(PairAnnotatorActor) -> OUTPUT, on the
     running Ray instance or one started (and stopped) here."""
     started_here = not ray.is_initialized()
@@ -220,6 +223,7 @@ def annotate_staged(model: str, staging: Path, output: Path, *, address: Optiona
                 "with_probs": with_probs,
                 "use_gpu": num_gpus > 0,
                 "threads": max(1, math.floor(num_cpus)) if num_cpus else None,
+                "heap": heap,
             },
             batch_size=pairs_per_call,
             batch_format="numpy",

@@ -11,6 +11,7 @@ from wasabi import msg
 from ..dialogs import DialogFormatError, FORMATS, SourceOptions
 from ..dialogs.pairing import MODES
 from ..annotate.convokit_output import DEFAULT_PREFIX, ConvoKitOutputError
+from ..annotate.heap import DEFAULT_HEAP_POLICY, HEAP_POLICIES
 from ..annotate.resume import ResumeError
 from ..annotate.stdio import is_stdio, standard_streams
 from ._util import CommandError, GpuId, Model, app, run_command
@@ -65,7 +66,7 @@ def annotate(model: str, input_path: Path, output: Path, source: Optional[Source
              engine: str = "local", output_format: str = "jsonl", meta_prefix: str = DEFAULT_PREFIX,
              address: Optional[str] = None, n_process: int = 1, errors: Optional[Path] = None,
              batch_size: int = 64, gpu_id: int = -1, limit: Optional[int] = None, with_probs: bool = False,
-             count: bool = True, overwrite: bool = False):
+             count: bool = True, overwrite: bool = False, heap: str = DEFAULT_HEAP_POLICY):
     """Annotate every turn pair of the corpus ``input_path`` (read as
     ``source`` says) with the pipeline ``model`` into ``output``: JSON Lines
     records, or with ``output_format="convokit"`` a copy of a ConvoKit corpus
@@ -76,8 +77,9 @@ def annotate(model: str, input_path: Path, output: Path, source: Optional[Source
     fault) raises ``CommandError``."""
     _choice(engine, ENGINES, "engine")
     _choice(output_format, OUTPUT_FORMATS, "output format")
+    _choice(heap, HEAP_POLICIES, "heap policy")
     options = dict(source=source, errors=errors, batch_size=batch_size, gpu_id=gpu_id, limit=limit,
-                   with_probs=with_probs, count=count, overwrite=overwrite)
+                   with_probs=with_probs, count=count, overwrite=overwrite, heap=heap)
     try:
         if engine == "ray":
             if output_format != "jsonl":
@@ -157,6 +159,7 @@ def annotate_cli(
     no_count: Annotated[bool, typer.Option("--no-count", help="Skip the first pass that counts pairs for the progress bar's ETA")] = False,
     overwrite: Annotated[bool, typer.Option("--overwrite", help="Start over instead of resuming or refusing")] = False,
     engine: Annotated[str, typer.Option("--engine", help="local | ray")] = "local",
+    heap: Annotated[str, typer.Option("--heap", help="fast | lean: the C heap's policy, speed or the least memory (docs/annotate.md)")] = DEFAULT_HEAP_POLICY,
     address: Annotated[Optional[str], typer.Option("--address", help="Ray cluster address (engine ray)")] = None,
 ) -> None:
     """Find paraphrases in every turn pair of a dialog corpus.
@@ -185,6 +188,6 @@ def annotate_cli(
         summary = run_command(
             annotate, model, input_path, output, source, engine=engine, output_format=output_format,
             meta_prefix=meta_prefix, address=address, n_process=n_process, errors=errors, batch_size=batch_size,
-            gpu_id=gpu_id, limit=limit, with_probs=with_probs, count=not no_count, overwrite=overwrite,
+            gpu_id=gpu_id, limit=limit, with_probs=with_probs, count=not no_count, overwrite=overwrite, heap=heap,
         )
         print_summary(summary, output)

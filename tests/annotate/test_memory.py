@@ -77,6 +77,33 @@ def test_the_annotator_bounds_native_memory_for_itself_and_its_workers(annotate_
     if sys.platform.startswith("linux"):
         assert heap.bound_native_memory()  # glibc's mallopt took the value
 
+def test_heap_policies_set_their_own_values_and_keep_the_users(monkeypatch):
+    for name in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(heap, "_SET_HERE", {})
+    heap.bound_native_memory("fast")
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == str(32 * 2 ** 20)
+    assert os.environ[heap.TRIM_THRESHOLD_ENV] == str(64 * 2 ** 20)
+    heap.bound_native_memory("lean")  # a later run of this process with another policy: its own value
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == str(128 * 2 ** 10)
+    monkeypatch.setenv(heap.MMAP_THRESHOLD_ENV, "262144")  # the user's own value is kept by both
+    heap.bound_native_memory("fast")
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == "262144"
+    with pytest.raises(ValueError, match="heap policy 'quick'"):
+        heap.bound_native_memory("quick")
+
+
+def test_run_local_refuses_an_unknown_heap_policy_before_writing(annotate_model, tmp_path):
+    from spacy_paraphrase.annotate.local import run_local
+
+    corpus = tmp_path / "chat.jsonl"
+    corpus.write_text('{"id": "c", "messages": [{"role": "user", "content": "a b"}, '
+                      '{"role": "assistant", "content": "c d"}]}\n', encoding="utf-8")
+    with pytest.raises(ValueError, match="heap policy"):
+        run_local(annotate_model, corpus, tmp_path / "out.jsonl", heap="quick", progress_bar=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["chat.jsonl"]
+
+
 # The shortest tiny run whose slope still shows the native growth that
 # heap.bound_native_memory stops (about 2 KB per pair without it, measured in
 # docs/annotate.md, "Memory over a long run"): 12,000 pairs, two pipeline loads.

@@ -41,3 +41,32 @@ def test_markdown_reports_ratio_and_growth_against_the_targets(tmp_path):
     assert "**0.800** (target >= 0.9: NOT met); best wall rates: 1.056" in text
     assert "**+20.0 MiB** (target <= 50 MB: met)" in text
     assert "/tmp" not in text
+
+
+def test_chats_hold_exactly_the_requested_pairs(tmp_path):
+    from benchmarks.run_annotate import write_chats
+
+    guests, hosts = short_pools()
+    path = tmp_path / "chat.jsonl"
+    assert write_chats(path, 7, guests, hosts, seed=0) == 7
+    pairs = list(read_turn_pairs(path, "chat"))
+    assert len(pairs) == 7 and len({p.conversation_id for p in pairs}) == 7
+
+
+def test_throughput_turns_the_order_of_fresh_processes_and_names_each_policy(monkeypatch):
+    from benchmarks import run_annotate
+
+    calls = []
+    speed = {"bare": 10.0, "annotate-lean": 8.0, "annotate-fast": 10.5}
+
+    def fake_worker(kind, model, corpus, batch_size, mode, threads, fmt):
+        calls.append(mode)
+        return {"mode": mode, "pairs": 5, "words": 50, "wall": speed[mode], "cpu": speed[mode],
+                "load_seconds": 1.0, "load_cpu_seconds": 0.5, "count_pass_seconds": 0.0, "torch_threads": 1}
+
+    monkeypatch.setattr(run_annotate, "run_worker", fake_worker)
+    result = run_annotate.measure_throughput("m", "c", 64, 3, 1, "chat", ["lean", "fast"])
+    assert calls[:3] == ["bare", "annotate-lean", "annotate-fast"]
+    assert calls[3:6] == ["annotate-lean", "annotate-fast", "bare"]
+    assert result["ratio_cpu"] == 0.8 and result["ratio_cpu_fast"] == 1.05
+    assert result["pairs_per_s"]["annotate_fast_wall"] == [10.5] * 3

@@ -36,9 +36,10 @@ def test_the_benchmark_runs_on_a_tiny_checkpoint(tmp_path):
     result = json.loads(out.read_text())
     steps = result["peak_rss"]
     assert set(steps) == {"imports only", "import-model", "authors' inference", "spacy.load",
-                          "spacy.load (stock format)", "annotate"}
+                          "spacy.load (stock format)", "annotate", "annotate --heap lean"}
     for step in steps.values():
         assert step["peak_gib"] > 0.1 and step["vs_weights"] == pytest.approx(
             step["peak_gib"] * 2 ** 30 / result["weights_bytes"], rel=0.01)
+    assert steps["annotate"]["pairs_per_s"] > 0 and steps["annotate --heap lean"]["pairs_per_s"] > 0
     assert result["max_abs_prob_difference_vs_stock_format"] == 0.0
     assert str(tmp_path) not in out.read_text()  # no machine-specific paths
