@@ -329,6 +329,8 @@ def test_each_command_is_a_plain_function_that_raises_command_error(tmp_path):
     corpus.write_text("{}\n", encoding="utf-8")
     refused = [
         (lambda: annotate("model", corpus, tmp_path / "out.jsonl", engine="spark"), "Unknown engine 'spark'"),
+        (lambda: annotate("model", corpus, tmp_path / "out.jsonl", heap="quick"),
+         "Unknown heap policy 'quick'; choose one of fast, lean"),
         (lambda: annotate("model", corpus, tmp_path / "out", engine="ray", output_format="convokit"),
          "convokit runs with the local engine only"),
         (lambda: annotate("model", corpus, tmp_path / "out.jsonl", source_options(pairing="threads")),
