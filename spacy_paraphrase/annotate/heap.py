@@ -24,8 +24,8 @@ The heap policies (``HEAP_POLICIES``):
 
 - ``fast`` (the default): blocks below 32 MiB (glibc's own maximum, fixed)
   come from the heap and are used again batch after batch, and the heap keeps
-  up to 64 MiB of free space at its top between zones (the *trim threshold*):
-  the speed of a plain ``nlp.pipe``; free blocks wait in the heap until the
+  up to 64 MiB of free space at its top (the *trim threshold*) until the
+  zone ends and it is trimmed: the speed of a plain ``nlp.pipe``; free blocks wait in the heap until the
   zone ends, a higher peak (a few hundred MiB with MiniLM or
   deberta-v3-large), flat over a long run all the same.
 - ``lean``: every block of 128 KiB or more gets a mapping of its own, given
@@ -37,7 +37,7 @@ The heap policies (``HEAP_POLICIES``):
 Both are measured in docs/annotate.md ("Memory over a long run") and
 docs/paper-model.md ("The laptop budget").
 
-Both settings go into ``os.environ`` too, so that processes started from this
+These settings go into ``os.environ`` too, so that processes started from this
 one (``--n-process``) inherit them; a value the user put there is kept.
 Elsewhere than glibc (macOS, musl) the heap settings do nothing.
 """
