@@ -306,7 +306,7 @@ def write_markdown(results: Dict, path: Path) -> None:
         f"at start {results['load_start']:.1f}, at end {results['load_end']:.1f})",
         f"- Model: {results['model']}; batch size {t['batch_size']}",
         "",
-        f"## Throughput (one process, torch threads {t['torch_threads']})",
+        f"## Throughput (torch threads {t['torch_threads']}; each measure in a process of its own)",
         "",
         f"Pairs: {t['pairs']:,} consecutive pairs ({t['words']:,} words) in {results.get('format', 'mediasum')} "
         f"format, {results['pairs_source']}.",
