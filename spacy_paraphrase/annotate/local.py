@@ -21,7 +21,7 @@ from tqdm import tqdm
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.turns import TurnPair
 from .annotator import PairAnnotator, pair_length
-from .heap import DEFAULT_HEAP_POLICY, check_heap_policy
+from .heap import DEFAULT_HEAP_POLICY
 from .paths import open_job, own_files
 from .record_format import ERROR_KIND, IS_PARAPHRASE, MALFORMED, MAX_TURN_CHARS, SKIPPED, problem_entry, skip_entry
 from .resume import JobFiles, Progress, checkpoint_path, default_errors_path, fingerprint
@@ -148,13 +148,12 @@ def run_local(
     """Annotate every turn pair of ``input_path`` into ``output`` (JSON
     Lines); resumes an interrupted run with the same arguments. ``heap``:
     the heap policy (``heap.HEAP_POLICIES``; speed or the least memory)."""
-    check_heap_policy(heap)
     errors = Path(errors) if errors is not None else default_errors_path(output)
     checkpoint = checkpoint_path(output)
     corpus = open_job(model, input_path, source,
                       [("OUTPUT", Path(output)), ("The errors file", errors), ("The checkpoint", checkpoint)],
                       batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit,
-                      own=own_files(checkpoint, Path(output), errors))
+                      own=own_files(checkpoint, Path(output), errors), heap=heap)
     with corpus:  # closed however the run ends
         files = JobFiles(output, errors, fingerprint(model, corpus, with_probs=with_probs, limit=limit, errors=errors,
                                                      output_format=output_format), overwrite=overwrite)

@@ -25,6 +25,7 @@ from spacy.util import is_package
 
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from ..dialogs.convokit import convokit_folder
+from .heap import DEFAULT_HEAP_POLICY, check_heap_policy
 from .record_format import part_files
 from .resume import UNREADABLE, read_checkpoint
 
@@ -33,8 +34,10 @@ class PathError(ValueError):
     """A path of the run is of the wrong kind or would overwrite an input."""
 
 
-def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None) -> None:
+def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
+                   heap: str = DEFAULT_HEAP_POLICY) -> None:
     """ValueError for settings no run can use."""
+    check_heap_policy(heap)
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     if n_process < 1:
@@ -47,12 +50,12 @@ def check_settings(*, batch_size: int, n_process: int = 1, gpu_id: int = -1, lim
 
 def open_job(model: str, input_path, source: Optional[SourceOptions], targets: Sequence[Tuple[str, Path]], *,
              batch_size: int, n_process: int = 1, gpu_id: int = -1, limit: Optional[int] = None,
-             own: Iterable[Path] = ()) -> DialogCorpus:
+             own: Iterable[Path] = (), heap: str = DEFAULT_HEAP_POLICY) -> DialogCorpus:
     """Every check of a run's start (module doc), before anything is
     written; returns the input opened (the caller closes it), or closes it
     when a later check fails. ``targets``: (what, path) of each file the run
     writes (``check_targets``)."""
-    check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit)
+    check_settings(batch_size=batch_size, n_process=n_process, gpu_id=gpu_id, limit=limit, heap=heap)
     if not Path(input_path).exists():
         raise FileNotFoundError(f"Input not found: {input_path}")
     corpus = DialogCorpus(input_path, source)

@@ -31,7 +31,7 @@ from tqdm import tqdm
 
 from ..dialogs.pairing import DialogCorpus, SourceOptions
 from .annotator import PairAnnotator, PairFailed
-from .heap import DEFAULT_HEAP_POLICY, check_heap_policy
+from .heap import DEFAULT_HEAP_POLICY
 from .local import Summary
 from .record_format import IS_PARAPHRASE, dumps, part_files, problem_entry, skip_entry
 from .resume import default_errors_path
@@ -170,10 +170,10 @@ def run_ray(
         raise ValueError(f"concurrency (the number of actors) must be at least 1, got {concurrency}")
     if num_cpus < 0 or num_gpus < 0:
         raise ValueError("num_cpus and num_gpus per actor must be >= 0")
-    check_heap_policy(heap)
     if gpu_id >= 0 and num_gpus == 0:
         num_gpus = 1.0
-    corpus = open_job(model, input_path, source, [("The errors file", errors)], batch_size=batch_size, limit=limit)
+    corpus = open_job(model, input_path, source, [("The errors file", errors)], batch_size=batch_size, limit=limit,
+                      heap=heap)
     with corpus:  # closed however the run ends
         prepare_output(output, errors, overwrite=overwrite, inputs=corpus.files() + [Path(model)])
         started = time.perf_counter()
