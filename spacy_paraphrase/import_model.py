@@ -403,17 +403,27 @@ def import_model(source: str, output_dir: Path, *, revision: Optional[str] = Non
     ``meta.json`` block ``spacy_paraphrase.imported`` and the pipeline's name).
     ImportModelError (one line) when the source or the target is refused;
     nothing is written then. ``force``: replace an existing pipeline
-    directory at ``output_dir`` (only once the new one loads and runs)."""
+    directory at ``output_dir`` (only once the new one loads and runs).
+
+    It runs with the ``lean`` heap (annotate/heap.py): a one-off step whose
+    peak is what a laptop must hold, every large block a mapping of its own,
+    given back when freed. The caller's process gets its own policy back
+    afterwards."""
+    from .annotate.heap import heap_policy
+
+    with heap_policy("lean"):
+        return _import_model(source, output_dir, revision=revision, lang=lang, long_pairs=long_pairs,
+                             name=name, force=force, positive_label=positive_label)
+
+
+def _import_model(source: str, output_dir: Path, *, revision: Optional[str], lang: str, long_pairs: str,
+                  name: Optional[str], force: bool, positive_label: Optional[str]) -> Dict:
     import spacy
-    from .annotate.heap import bound_native_memory
     from .encoder import lean_imports  # noqa: F401  (first: transformers without scikit-learn and scipy)
     from spacy_transformers.data_classes import HFObjects
     from .encoder.model import attach_transformer, vocab_file_contents
     from .encoder.plan import check_long_pairs
 
-    # A one-off step whose peak is what a laptop must hold: every large block a
-    # mapping of its own, given back when freed (annotate/heap.py, "lean")
-    bound_native_memory("lean")
     output_dir = Path(output_dir)
     try:
         check_long_pairs(long_pairs)

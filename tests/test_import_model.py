@@ -8,6 +8,7 @@ dropped), a word highlighted when its probability is > 0.5, a pair a
 paraphrase when a word of both turns is."""
 import csv
 import json
+import os
 import sys
 import warnings
 
@@ -475,6 +476,27 @@ def test_a_sharded_checkpoint_imports_the_same(tmp_path):
     (sharded / sorted(sharded.glob("model-*.safetensors"))[0].name).unlink()
     result = runner.invoke(app, ["import-model", str(sharded), str(tmp_path / "c")])
     assert result.exit_code == 1 and "missing" in " ".join(result.output.split()), result.output
+
+
+def test_the_import_runs_lean_and_gives_the_caller_its_heap_policy_back(tmp_path, monkeypatch):
+    """import-model's lean heap (a one-off peak) does not stay with the work
+    a caller's process does next: a benchmark or a notebook that imports,
+    then annotates, runs at the speed of its own policy."""
+    from spacy_paraphrase.annotate import heap
+
+    monkeypatch.setattr(heap, "_SET_HERE", {})
+    monkeypatch.setitem(heap._IN_FORCE, "policy", None)
+    for env in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
+        monkeypatch.delenv(env, raising=False)
+    seen = []
+    real = heap.bound_native_memory
+    monkeypatch.setattr(heap, "bound_native_memory", lambda policy="fast": seen.append(policy) or real(policy))
+    import_model(str(make_token_classifier(tmp_path / "checkpoint", "bert")), tmp_path / "a")
+    assert seen == ["lean", "fast"] and heap.policy_in_force() == "fast"  # none before: the default's speed
+    heap.bound_native_memory("lean")
+    import_model(str(tmp_path / "checkpoint"), tmp_path / "b")
+    assert heap.policy_in_force() == "lean"
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == str(128 * 2 ** 10)
 
 
 def test_training_an_imported_pipeline_moves_its_two_label_head_downhill(imported):

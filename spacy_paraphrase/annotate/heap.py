@@ -32,7 +32,11 @@ The heap policies (``HEAP_POLICIES``):
   back as soon as it is freed: the least resident memory, but each such
   block's pages are faulted in and zeroed again by the kernel, which costs
   about a fifth of a run's time on a CPU, with MiniLM and with
-  deberta-v3-large alike.
+  deberta-v3-large alike. The heap keeps at most 128 KiB free at its top
+  (glibc's start value, set so that a switch from ``fast`` drops fast's).
+
+A one-off step runs under a policy of its own with ``heap_policy`` (a
+context), which gives the process back the policy it ran with before.
 
 Both are measured in docs/annotate.md ("Memory over a long run") and
 docs/paper-model.md ("The laptop budget").
@@ -41,10 +45,11 @@ These settings go into ``os.environ`` too, so that processes started from this
 one (``--n-process``) inherit them; a value the user put there is kept.
 Elsewhere than glibc (macOS, musl) the heap settings do nothing.
 """
+import contextlib
 import ctypes
 import ctypes.util
 import os
-from typing import Dict, Optional
+from typing import Dict, Iterator, Optional
 
 HEAP_POLICIES = ("fast", "lean")
 DEFAULT_HEAP_POLICY = "fast"
@@ -55,13 +60,14 @@ MMAP_THRESHOLD_ENV = "MALLOC_MMAP_THRESHOLD_"
 TRIM_THRESHOLD_ENV = "MALLOC_TRIM_THRESHOLD_"
 # mallopt's parameter numbers (malloc.h), by the environment variable glibc reads for each.
 _MALLOPT = {MMAP_THRESHOLD_ENV: -3, TRIM_THRESHOLD_ENV: -1}
-# Bytes, by policy: from which a block gets a mapping of its own, and (fast) the free
-# space the heap may keep at its top (lean: glibc's own trim threshold).
+# Bytes, by policy: from which a block gets a mapping of its own, and the free space
+# the heap may keep at its top (the trim threshold; lean: glibc's own start value).
 POLICY_SETTINGS: Dict[str, Dict[str, int]] = {
     "fast": {MMAP_THRESHOLD_ENV: 32 * 2 ** 20, TRIM_THRESHOLD_ENV: 64 * 2 ** 20},
-    "lean": {MMAP_THRESHOLD_ENV: 128 * 2 ** 10},
+    "lean": {MMAP_THRESHOLD_ENV: 128 * 2 ** 10, TRIM_THRESHOLD_ENV: 128 * 2 ** 10},
 }
 _SET_HERE: Dict[str, str] = {}  # what this module put in os.environ (a user's own value is kept)
+_IN_FORCE: Dict[str, Optional[str]] = {"policy": None}  # the policy this process runs with (None: glibc's own)
 
 
 def _libc() -> Optional[ctypes.CDLL]:
@@ -100,6 +106,7 @@ def bound_native_memory(policy: str = DEFAULT_HEAP_POLICY) -> bool:
     set in the environment is kept. False where there is no ``mallopt``
     (not glibc)."""
     settings = POLICY_SETTINGS[check_heap_policy(policy)]
+    _IN_FORCE["policy"] = policy
     os.environ.setdefault(ONEDNN_CACHE_ENV, str(ONEDNN_CACHE_CAPACITY))
     applied = {name: _setting(name, str(value)) for name, value in settings.items()}
     if _LIBC is None:
@@ -112,6 +119,28 @@ def bound_native_memory(policy: str = DEFAULT_HEAP_POLICY) -> bool:
             value = settings[name]
         ok = bool(_LIBC.mallopt(_MALLOPT[name], value)) and ok
     return ok
+
+
+def policy_in_force() -> Optional[str]:
+    """The heap policy this process last set (None: none yet, glibc's own)."""
+    return _IN_FORCE["policy"]
+
+
+@contextlib.contextmanager
+def heap_policy(policy: str) -> Iterator[None]:
+    """Run the block under ``policy`` (``bound_native_memory``), then give
+    the process back the policy it ran with before, its free pages trimmed.
+    Where none was set before, that is ``DEFAULT_HEAP_POLICY``: glibc's own
+    sliding threshold cannot be set back once ``mallopt`` fixed it, and
+    ``fast`` runs at its speed. For a one-off step (``import-model``) whose
+    policy must not stay with the caller's later work."""
+    before = policy_in_force()
+    bound_native_memory(policy)
+    try:
+        yield
+    finally:
+        bound_native_memory(before or DEFAULT_HEAP_POLICY)
+        trim_heap()
 
 
 def trim_heap() -> bool:

@@ -77,6 +77,7 @@ def test_the_annotator_bounds_native_memory_for_itself_and_its_workers(annotate_
     if sys.platform.startswith("linux"):
         assert heap.bound_native_memory()  # glibc's mallopt took the value
 
+
 def test_heap_policies_set_their_own_values_and_keep_the_users(monkeypatch):
     for name in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
         monkeypatch.delenv(name, raising=False)
@@ -91,6 +92,25 @@ def test_heap_policies_set_their_own_values_and_keep_the_users(monkeypatch):
     assert os.environ[heap.MMAP_THRESHOLD_ENV] == "262144"
     with pytest.raises(ValueError, match="heap policy 'quick'"):
         heap.bound_native_memory("quick")
+
+
+def test_a_heap_policy_for_one_step_is_given_back(monkeypatch):
+    for name in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(heap, "_SET_HERE", {})
+    monkeypatch.setitem(heap._IN_FORCE, "policy", None)
+    with heap.heap_policy("lean"):
+        assert heap.policy_in_force() == "lean"
+        assert os.environ[heap.TRIM_THRESHOLD_ENV] == str(128 * 2 ** 10)
+    assert heap.policy_in_force() == "fast"  # none was set: the default (glibc's own cannot come back)
+    assert os.environ[heap.MMAP_THRESHOLD_ENV] == str(32 * 2 ** 20)
+    heap.bound_native_memory("lean")
+    with pytest.raises(RuntimeError):
+        with heap.heap_policy("fast"):
+            assert os.environ[heap.TRIM_THRESHOLD_ENV] == str(64 * 2 ** 20)
+            raise RuntimeError("the step failed")
+    assert heap.policy_in_force() == "lean"  # given back on failure too
+    assert os.environ[heap.TRIM_THRESHOLD_ENV] == str(128 * 2 ** 10)
 
 
 def test_run_local_refuses_an_unknown_heap_policy_before_writing(annotate_model, tmp_path):
