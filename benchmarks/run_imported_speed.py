@@ -43,6 +43,7 @@ from typing import Callable, Dict, List, Optional
 
 import numpy
 
+from .run_load_memory import cpu_flags
 from .run_pipeline_overhead import DEFAULT_DATA, Pair, print_and_write, read_pairs, timed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -215,7 +216,8 @@ def main(argv=None) -> int:
                 str(a) if not Path(str(a)).is_absolute() else Path(str(a)).name for a in (argv or sys.argv[1:])),
             "date": datetime.date.today().isoformat(),
             "machine": {"python": platform.python_version(), "torch": torch.__version__,
-                        "torch_threads": torch.get_num_threads(), "device": "cpu"},
+                        "torch_threads": torch.get_num_threads(), "device": "cpu",
+                        "cpu_flags": cpu_flags()},
             "checkpoint": args.checkpoint.name if args.checkpoint else f"random deberta-v3 token classifier, {args.shape}",
             "pairs": args.pairs, "pair_source": source, "batch": args.batch, "rounds": args.rounds,
             "seconds": seconds,

@@ -43,7 +43,10 @@ TIME = "/usr/bin/time"  # GNU time (Debian's `time` package)
 
 # what spacy.load of a pipeline imports, in the order it imports it (our components first:
 # encoder/lean_imports.py leaves scikit-learn and scipy out of transformers' imports)
-IMPORTS = "import spacy, spacy_paraphrase.encoder.component, spacy_paraphrase.paraphrase_spans.component"
+# What a load imports before it reads any weights: the package's components and
+# transformers' model code (a load builds the module through modeling_utils).
+IMPORTS = ("import spacy, spacy_paraphrase.encoder.component, spacy_paraphrase.paraphrase_spans.component, "
+           "transformers.modeling_utils")
 LOAD = "import spacy, sys; spacy.load(sys.argv[1])"
 # The authors' inference (their evaluation script's path): from_pretrained, then batches
 # of `first words + ["[SEP]"] + second words` with truncation=True, softmax.

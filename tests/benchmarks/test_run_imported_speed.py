@@ -16,6 +16,7 @@ def test_a_small_run_writes_every_figure_and_no_machine_path(tmp_path):
                        "--rounds", "1", "--threads", "1", "--quantize", "--output", str(out)]) == 0
     result = json.loads(out.read_text(encoding="utf8"))
     assert set(result["pairs_per_s"]) == {"authors", "bare", "pipeline", "int8", "int8-token"}
+    assert isinstance(result["machine"]["cpu_flags"], list)  # the int8 figure depends on them (VNNI, AMX)
     per_s = result["pairs_per_s"]
     assert result["pipeline_over_authors"] == pytest.approx(per_s["pipeline"] / per_s["authors"])
     assert result["pipeline_over_bare"] == pytest.approx(per_s["pipeline"] / per_s["bare"])
