@@ -485,7 +485,7 @@ def test_the_import_runs_lean_and_gives_the_caller_its_heap_policy_back(tmp_path
     from spacy_paraphrase.annotate import heap
 
     monkeypatch.setattr(heap, "_SET_HERE", {})
-    monkeypatch.setitem(heap._IN_FORCE, "policy", None)
+    monkeypatch.setattr(heap, "_policy", None)
     for env in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
         monkeypatch.delenv(env, raising=False)
     seen = []

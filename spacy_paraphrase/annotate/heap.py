@@ -31,7 +31,7 @@ The heap policies (``HEAP_POLICIES``):
 - ``lean``: every block of 128 KiB or more gets a mapping of its own, given
   back as soon as it is freed: the least resident memory, but each such
   block's pages are faulted in and zeroed again by the kernel, which costs
-  about a fifth of a run's time on a CPU, with MiniLM and with
+  a fifth to a quarter of a run's time on a CPU, with MiniLM and with
   deberta-v3-large alike. The heap keeps at most 128 KiB free at its top
   (glibc's start value, set so that a switch from ``fast`` drops fast's).
 
@@ -67,7 +67,7 @@ POLICY_SETTINGS: Dict[str, Dict[str, int]] = {
     "lean": {MMAP_THRESHOLD_ENV: 128 * 2 ** 10, TRIM_THRESHOLD_ENV: 128 * 2 ** 10},
 }
 _SET_HERE: Dict[str, str] = {}  # what this module put in os.environ (a user's own value is kept)
-_IN_FORCE: Dict[str, Optional[str]] = {"policy": None}  # the policy this process runs with (None: glibc's own)
+_policy: Optional[str] = None  # the policy this process runs with (None: glibc's own)
 
 
 def _libc() -> Optional[ctypes.CDLL]:
@@ -105,8 +105,9 @@ def bound_native_memory(policy: str = DEFAULT_HEAP_POLICY) -> bool:
     (module doc), for this process and those it starts; a value the user
     set in the environment is kept. False where there is no ``mallopt``
     (not glibc)."""
+    global _policy
     settings = POLICY_SETTINGS[check_heap_policy(policy)]
-    _IN_FORCE["policy"] = policy
+    _policy = policy
     os.environ.setdefault(ONEDNN_CACHE_ENV, str(ONEDNN_CACHE_CAPACITY))
     applied = {name: _setting(name, str(value)) for name, value in settings.items()}
     if _LIBC is None:
@@ -123,7 +124,7 @@ def bound_native_memory(policy: str = DEFAULT_HEAP_POLICY) -> bool:
 
 def policy_in_force() -> Optional[str]:
     """The heap policy this process last set (None: none yet, glibc's own)."""
-    return _IN_FORCE["policy"]
+    return _policy
 
 
 @contextlib.contextmanager

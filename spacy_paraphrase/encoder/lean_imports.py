@@ -88,16 +88,19 @@ def flags_off(import_utils: Any, flags: List[str]) -> Iterator[None]:
             setattr(import_utils, flag, value)
 
 
-def lazy_compiler_disable(real: Callable) -> Callable:
+def lazy_compiler_disable(real: Callable, deferred: Optional[List[str]] = None) -> Callable:
     """``torch.compiler.disable`` as a decorator of functions that applies
-    the real one on each call (importing torch._dynamo then); anything else
-    (a module, a class, no function yet) goes to the real one at once."""
+    the real one on each call (importing torch._dynamo then), each function
+    named in ``deferred``; anything else (a module, a class, no function
+    yet) goes to the real one at once."""
 
     def disable(fn: Optional[Callable] = None, recursive: bool = True, **kwargs: Any) -> Callable:
         if fn is None:
             return lambda f: disable(f, recursive, **kwargs)
         if not inspect.isfunction(fn):
             return real(fn, recursive, **kwargs)
+        if deferred is not None:
+            deferred.append(f"torch.compiler.disable({fn.__module__}.{fn.__qualname__})")
 
         @functools.wraps(fn)
         def disabled(*args: Any, **kw: Any) -> Any:
@@ -126,7 +129,7 @@ def defer_dynamo() -> Iterator[List[str]]:
     setattr(stand_in, name, Deferred(module_name, name))
     real_disable = torch.compiler.disable
     sys.modules[module_name] = stand_in
-    torch.compiler.disable = lazy_compiler_disable(real_disable)
+    torch.compiler.disable = lazy_compiler_disable(real_disable, used)
     try:
         yield used
     finally:
@@ -136,8 +139,6 @@ def defer_dynamo() -> Iterator[List[str]]:
     for importer in DYNAMO_IMPORTERS:
         if isinstance(getattr(sys.modules.get(importer), name, None), Deferred):
             used.append(f"{importer}.{name}")
-    if "transformers.integrations.flex_attention" in sys.modules:
-        used.append("torch.compiler.disable (transformers.integrations.flex_attention)")
 
 
 def import_transformers_modeling() -> List[str]:

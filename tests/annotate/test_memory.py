@@ -98,7 +98,7 @@ def test_a_heap_policy_for_one_step_is_given_back(monkeypatch):
     for name in (heap.MMAP_THRESHOLD_ENV, heap.TRIM_THRESHOLD_ENV):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(heap, "_SET_HERE", {})
-    monkeypatch.setitem(heap._IN_FORCE, "policy", None)
+    monkeypatch.setattr(heap, "_policy", None)
     with heap.heap_policy("lean"):
         assert heap.policy_in_force() == "lean"
         assert os.environ[heap.TRIM_THRESHOLD_ENV] == str(128 * 2 ** 10)
